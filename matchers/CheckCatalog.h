@@ -1,0 +1,22 @@
+// The list of torch-syncfree checks: names, one-line summaries and docs pages.
+// The module registers from it, `--list-checks` prints it, SARIF rules use it.
+#ifndef TORCH_SYNCFREE_CHECKCATALOG_H
+#define TORCH_SYNCFREE_CHECKCATALOG_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace torch_syncfree {
+
+struct CheckInfo {
+  llvm::StringRef Name;    ///< e.g. "torch-sync-item"
+  llvm::StringRef Summary; ///< one line, for --list-checks and SARIF rules
+  llvm::StringRef DocPath; ///< relative to the repository root
+};
+
+llvm::ArrayRef<CheckInfo> checkCatalog();
+const CheckInfo *findCheck(llvm::StringRef Name);
+
+} // namespace torch_syncfree
+
+#endif

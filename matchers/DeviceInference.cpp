@@ -1,0 +1,292 @@
+#include "DeviceInference.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+Placement join(Placement A, Placement B) { return A == B ? A : Placement::Unknown; }
+
+std::optional<Placement> join(std::optional<Placement> A, std::optional<Placement> B) {
+  if (!A)
+    return B;
+  if (!B)
+    return A;
+  return join(*A, *B);
+}
+
+const char *describe(Placement P) {
+  switch (P) {
+  case Placement::Cpu:
+    return "CPU";
+  case Placement::Gpu:
+    return "GPU";
+  case Placement::Unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+static Placement placementOfDeviceName(StringRef Name) {
+  // c10::DeviceType enumerators and device strings ("cuda:0", "cpu").
+  Name = Name.take_until([](char C) { return C == ':'; });
+  std::string Lower = Name.lower();
+  if (Lower == "cpu" || Lower == "meta")
+    return Placement::Cpu;
+  return Placement::Gpu;
+}
+
+/// The function body a variable's definitions and uses are searched in.
+static const Stmt *owningBody(const VarDecl *VD) {
+  const DeclContext *DC = VD->getParentFunctionOrMethod();
+  if (const auto *FD = dyn_cast_or_null<FunctionDecl>(DC))
+    return FD->getBody();
+  return nullptr;
+}
+
+static bool isNonConstRefParam(const FunctionDecl *FD, unsigned ArgIndex) {
+  if (!FD || ArgIndex >= FD->getNumParams())
+    return false;
+  QualType T = FD->getParamDecl(ArgIndex)->getType();
+  return T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
+}
+
+std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool AsDevice) {
+  if (isa<ParmVarDecl>(VD))
+    return Placement::Unknown;
+  // Constants such as c10::kCUDA: their initialiser says it all.
+  if (!VD->hasLocalStorage() && !VD->isStaticLocal()) {
+    if (VD->getType().isConstQualified() && VD->getInit())
+      return AsDevice ? devicePlacement(VD->getInit()) : tensorPlacementImpl(VD->getInit());
+    return Placement::Unknown;
+  }
+  const Stmt *Body = owningBody(VD);
+  if (!Body || !InProgress.insert(VD).second)
+    return std::nullopt; // a cycle (x = x.cuda()): the other definitions decide
+  auto Evaluate = [&](const Expr *Value) -> std::optional<Placement> {
+    return AsDevice ? devicePlacement(Value) : tensorPlacementImpl(Value);
+  };
+  std::optional<Placement> Result;
+  if (const Expr *Init = VD->getInit()) {
+    // `Tensor t;` is an undefined tensor: it takes a device only when assigned.
+    const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Init));
+    if (!(Construct && Construct->getNumArgs() == 0))
+      Result = Evaluate(Init);
+  }
+  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
+                    *Body, Ctx);
+  for (const auto &Node : Refs) {
+    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+    DynTypedNodeList Parents = Ctx.getParents(*Ref);
+    if (Parents.empty())
+      continue;
+    const Expr *Parent = Parents[0].get<Expr>();
+    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
+      if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+          ignoreWrappers(Op->getArg(0)) == Ref) {
+        Result = join(Result, Evaluate(Op->getArg(1)));
+        continue;
+      }
+    }
+    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Parent)) {
+      if (BO->isAssignmentOp() && ignoreWrappers(BO->getLHS()) == Ref)
+        Result = join(Result, Evaluate(BO->getRHS()));
+      continue;
+    }
+    // Passed by non-const reference to a function we cannot see: anything goes.
+    if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
+      if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
+        continue;
+      const FunctionDecl *FD = Call->getDirectCallee();
+      for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+        if (ignoreWrappers(Call->getArg(I)) == Ref &&
+            (!FD || isNonConstRefParam(FD, I)) && !isInTorchNamespace(FD))
+          Result = join(Result, std::optional<Placement>(Placement::Unknown));
+    }
+  }
+  InProgress.erase(VD);
+  if (!Result && !AsDevice)
+    return Placement::Unknown; // never given a value we can see
+  return Result;
+}
+
+std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
+  E = ignoreWrappers(E);
+  if (!E)
+    return std::nullopt;
+  QualType T = E->getType();
+  if (isTensorType(T))
+    return tensorPlacement(E); // to(other_tensor)
+  if (isNonDeviceOptionType(T) || T->isBooleanType())
+    return std::nullopt;
+
+  if (const auto *SL = dyn_cast<StringLiteral>(E))
+    return placementOfDeviceName(SL->getString());
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *EC = dyn_cast<EnumConstantDecl>(DRE->getDecl())) {
+      if (isDeviceType(EC->getType()))
+        return placementOfDeviceName(EC->getName());
+      return std::nullopt;
+    }
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      return variablePlacement(VD, /*AsDevice=*/true);
+    return Placement::Unknown;
+  }
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E))
+    return join(devicePlacement(CO->getTrueExpr()), devicePlacement(CO->getFalseExpr()));
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+    // TensorOptions(Device), Device(DeviceType, index), Device("cuda:0").
+    if (CE->getNumArgs() == 0)
+      return std::nullopt;
+    const Expr *First = CE->getArg(0);
+    if (isa<CXXDefaultArgExpr>(First))
+      return std::nullopt;
+    return devicePlacement(First);
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const Expr *Object = MC->getImplicitObjectArgument();
+    StringRef Name = calleeName(MC);
+    if (Object && isTensorType(Object->getType()) &&
+        (Name == "device" || Name == "options"))
+      return tensorPlacement(Object);
+    if (Object && isTensorOptionsType(Object->getType())) {
+      if (Name == "device" && MC->getNumArgs() >= 1 && !isa<CXXDefaultArgExpr>(MC->getArg(0)))
+        return devicePlacement(MC->getArg(0)); // opts.device(kCUDA)
+      return devicePlacement(Object);          // opts.dtype(...) keeps opts' device
+    }
+    if (Object && isDeviceType(Object->getType()))
+      return devicePlacement(Object);
+    return isDeviceType(T) || isTensorOptionsType(T) ? std::optional(Placement::Unknown)
+                                                     : std::nullopt;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    StringRef Name = calleeName(Call);
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (FD && isInTorchNamespace(FD)) {
+      if (Name == "device" && Call->getNumArgs() == 1)
+        return devicePlacement(Call->getArg(0)); // torch::device(kCUDA)
+      if (isTensorOptionsType(T))
+        return std::nullopt; // torch::dtype(...), torch::requires_grad(...)
+    }
+  }
+  if (isDeviceType(T) || isTensorOptionsType(T))
+    return Placement::Unknown;
+  return std::nullopt;
+}
+
+std::optional<Placement> DeviceOracle::factoryPlacement(const CallExpr *Call) {
+  // The device is in the TensorOptions argument, if any was written.
+  const FunctionDecl *FD = Call->getDirectCallee();
+  std::optional<Placement> Device;
+  for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams(); ++I) {
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    QualType ParamType = FD->getParamDecl(I)->getType();
+    if (isTensorOptionsType(ParamType) || isDeviceType(ParamType))
+      Device = join(Device, devicePlacement(Arg));
+  }
+  return Device;
+}
+
+std::optional<Placement> DeviceOracle::operandsPlacement(const CallExpr *Call) {
+  std::optional<Placement> Result;
+  auto Visit = [&](const Expr *Arg) {
+    Arg = ignoreWrappers(Arg);
+    if (!Arg)
+      return;
+    if (isTensorType(Arg->getType())) {
+      Result = join(Result, tensorPlacementImpl(Arg));
+      return;
+    }
+    // TensorList from a braced list: {a, b}.
+    if (const auto *IL = dyn_cast<CXXStdInitializerListExpr>(Arg))
+      Arg = ignoreWrappers(IL->getSubExpr());
+    if (const auto *Init = dyn_cast<InitListExpr>(Arg))
+      for (const Expr *Element : Init->inits())
+        if (isTensorType(Element->getType()))
+          Result = join(Result, tensorPlacementImpl(Element));
+  };
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+    Visit(MC->getImplicitObjectArgument());
+  for (const Expr *Arg : Call->arguments())
+    Visit(Arg);
+  return Result;
+}
+
+Placement DeviceOracle::tensorPlacement(const Expr *E) {
+  return tensorPlacementImpl(E).value_or(Placement::Unknown);
+}
+
+std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
+  E = ignoreWrappers(E);
+  if (!E)
+    return Placement::Unknown;
+  auto Cached = TensorCache.find(E);
+  if (Cached != TensorCache.end())
+    return Cached->second;
+
+  std::optional<Placement> Result = Placement::Unknown;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      Result = variablePlacement(VD, /*AsDevice=*/false);
+  } else if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
+    Result = join(tensorPlacementImpl(CO->getTrueExpr()),
+                  tensorPlacementImpl(CO->getFalseExpr()));
+  } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const Expr *Object = MC->getImplicitObjectArgument();
+    StringRef Name = calleeName(MC);
+    if (Object && isTensorType(Object->getType())) {
+      if (Name == "cpu" || Name == "pin_memory")
+        Result = Placement::Cpu;
+      else if (Name == "cuda")
+        Result = Placement::Gpu;
+      else if (Name == "to" || Name.starts_with("new_")) {
+        std::optional<Placement> Target;
+        for (const Expr *Arg : MC->arguments())
+          if (!isa<CXXDefaultArgExpr>(Arg))
+            if ((Target = devicePlacement(Arg)))
+              break;
+        Result = Target ? Target : tensorPlacementImpl(Object);
+      } else {
+        // Tensor methods compute on the device of their operands.
+        Result = operandsPlacement(MC);
+      }
+    } else {
+      Result = Placement::Unknown; // a member call on a module, a loader, ...
+    }
+  } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2)
+      Result = tensorPlacementImpl(Op->getArg(1));
+    else
+      Result = operandsPlacement(Op);
+  } else if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    StringRef Name = calleeName(Call);
+    if (FD && isInTorchNamespace(FD)) {
+      if (isTensorFactoryName(Name)) {
+        Result = factoryPlacement(Call);
+        if (!Result)
+          Result = Placement::Cpu; // factories default to the CPU
+      } else if (Name.ends_with("_like")) {
+        Result = factoryPlacement(Call);
+        if (!Result)
+          Result = operandsPlacement(Call);
+      } else {
+        Result = operandsPlacement(Call);
+      }
+    }
+    // Functions outside LibTorch are unseen here: Unknown.
+  }
+  if (!Result)
+    Result = Placement::Unknown;
+  TensorCache[E] = Result;
+  return Result;
+}
+
+} // namespace torch_syncfree

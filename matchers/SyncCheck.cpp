@@ -1,0 +1,132 @@
+#include "SyncCheck.h"
+
+#include "clang/Basic/SourceManager.h"
+#include "clang/Tooling/Transformer/SourceCode.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace clang;
+using namespace clang::tidy;
+
+namespace torch_syncfree {
+
+static const char *dependencyLabel(Dependency D) {
+  switch (D) {
+  case Dependency::False:
+    return "false dependency";
+  case Dependency::True:
+    return "true dependency";
+  case Dependency::Intentional:
+    return "intentional barrier";
+  }
+  return "true dependency";
+}
+
+std::string formatMessage(const Finding &F) {
+  std::string Message = F.What + "; " + dependencyLabel(F.Use.Kind) + ": " + F.Use.Reason;
+  if (F.Use.LoopLine)
+    Message += " (every iteration of the loop at line " + std::to_string(F.Use.LoopLine) + ")";
+  if (!F.Remedy.empty())
+    Message += "; " + F.Remedy;
+  return Message;
+}
+
+std::optional<Dependency> dependencyFromMessage(StringRef Message) {
+  for (Dependency D : {Dependency::False, Dependency::True, Dependency::Intentional})
+    if (Message.contains(std::string("; ") + dependencyLabel(D) + ": "))
+      return D;
+  return std::nullopt;
+}
+
+std::string tensorPhrase(Placement P) {
+  switch (P) {
+  case Placement::Gpu:
+    return "a GPU tensor";
+  case Placement::Cpu:
+    return "a CPU tensor";
+  case Placement::Unknown:
+    return "a tensor that may be on the GPU";
+  }
+  return "a tensor";
+}
+
+SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context)
+    : ClangTidyCheck(Name, Context),
+      OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
+      LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
+  for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
+    Item = Item.trim();
+    if (!Item.empty())
+      ClassifierOpts.LoggingFunctions.push_back(Item.str());
+  }
+}
+
+void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "OnlyDefiniteGPU", OnlyDefiniteGPU);
+  Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
+}
+
+void SyncCheck::onStartOfTranslationUnit() {
+  AnalysedContext = nullptr;
+  Oracle.reset();
+  Classifier.reset();
+}
+
+DeviceOracle &SyncCheck::oracle(ASTContext &Ctx) {
+  if (AnalysedContext != &Ctx || !Oracle) {
+    AnalysedContext = &Ctx;
+    Oracle = std::make_unique<DeviceOracle>(Ctx);
+    Classifier = std::make_unique<UseClassifier>(Ctx, ClassifierOpts);
+  }
+  return *Oracle;
+}
+
+UseClassifier &SyncCheck::classifier(ASTContext &Ctx) {
+  oracle(Ctx);
+  return *Classifier;
+}
+
+void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint> Fixes) {
+  auto Diag = diag(Loc, "%0") << formatMessage(F);
+  for (const FixItHint &Fix : Fixes)
+    Diag << Fix;
+}
+
+std::optional<std::vector<FixItHint>>
+SyncCheck::fixItsFor(ArrayRef<transformer::ASTEdit> Edits,
+                     const ast_matchers::MatchFinder::MatchResult &Result) {
+  std::vector<FixItHint> Fixes;
+  for (const transformer::ASTEdit &Edit : Edits) {
+    Expected<CharSourceRange> Range = Edit.TargetRange(Result);
+    if (!Range) {
+      llvm::consumeError(Range.takeError());
+      return std::nullopt;
+    }
+    // IncludeMacroExpansion=false: an edit inside a macro body or over a whole
+    // macro expansion is refused; macro arguments spelled in the file are fine.
+    std::optional<CharSourceRange> FileRange =
+        tooling::getFileRangeForEdit(*Range, *Result.Context, /*IncludeMacroExpansion=*/false);
+    if (!FileRange)
+      return std::nullopt;
+    Expected<std::string> Text = Edit.Replacement->eval(Result);
+    if (!Text) {
+      llvm::consumeError(Text.takeError());
+      return std::nullopt;
+    }
+    Fixes.push_back(FixItHint::CreateReplacement(*FileRange, *Text));
+  }
+  return Fixes;
+}
+
+std::string SyncCheck::cudaDeviceSpelling(ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  StringRef Text = SM.getBufferData(SM.getMainFileID());
+  if (Text.contains("torch::"))
+    return "torch::kCUDA";
+  if (Text.contains("at::"))
+    return "at::kCUDA";
+  if (Text.contains("c10::"))
+    return "c10::kCUDA";
+  return "torch::kCUDA";
+}
+
+} // namespace torch_syncfree

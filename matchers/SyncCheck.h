@@ -1,0 +1,79 @@
+// The base of every torch-syncfree check: options shared by all checks, the
+// per-translation-unit analyses (device oracle, use classifier), the one message
+// format, and the conversion of Transformer edits into all-or-nothing fix-its.
+#ifndef TORCH_SYNCFREE_SYNCCHECK_H
+#define TORCH_SYNCFREE_SYNCCHECK_H
+
+#include "DeviceInference.h"
+#include "UseClassifier.h"
+
+#include "clang-tidy/ClangTidyCheck.h"
+#include "clang/Tooling/Transformer/RewriteRule.h"
+#include <memory>
+#include <optional>
+
+namespace torch_syncfree {
+
+/// What a finding says, in the order the message prints it.
+struct Finding {
+  std::string What;   ///< the sync: "`item()` on a GPU tensor makes the host wait for the GPU"
+  UseVerdict Use;     ///< dependency class and why
+  std::string Remedy; ///< what to do instead (may be empty)
+};
+
+/// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N)][; <remedy>]".
+std::string formatMessage(const Finding &F);
+/// Recovers the dependency class from a message made by formatMessage.
+std::optional<Dependency> dependencyFromMessage(llvm::StringRef Message);
+
+/// "a GPU tensor" / "a tensor that may be on the GPU".
+std::string tensorPhrase(Placement P);
+
+class SyncCheck : public clang::tidy::ClangTidyCheck {
+public:
+  SyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context);
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
+  bool isLanguageVersionSupported(const clang::LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus;
+  }
+  void onStartOfTranslationUnit() override;
+
+protected:
+  /// With OnlyDefiniteGPU, only tensors known to be on the GPU are reported;
+  /// by default unknown ones (parameters, members, ...) are reported too.
+  bool mayBeOnGpu(Placement P) const {
+    return P == Placement::Gpu || (P == Placement::Unknown && !OnlyDefiniteGPU);
+  }
+  bool mayBeOnCpu(Placement P) const {
+    return P == Placement::Cpu || (P == Placement::Unknown && !OnlyDefiniteGPU);
+  }
+  DeviceOracle &oracle(clang::ASTContext &Ctx);
+  UseClassifier &classifier(clang::ASTContext &Ctx);
+
+  /// Emits the finding at \p Loc with the fix-its (possibly none).
+  void report(clang::SourceLocation Loc, const Finding &F,
+              llvm::ArrayRef<clang::FixItHint> Fixes = {});
+
+  /// Evaluates Transformer edits against a match. Returns nothing unless every
+  /// edit lands on source spelled in a file outside any macro body, so a fix is
+  /// applied whole or not at all.
+  std::optional<std::vector<clang::FixItHint>>
+  fixItsFor(llvm::ArrayRef<clang::transformer::ASTEdit> Edits,
+            const clang::ast_matchers::MatchFinder::MatchResult &Result);
+
+  /// `torch::kCUDA`, `at::kCUDA` or `c10::kCUDA`: the namespace the main file
+  /// already spells.
+  std::string cudaDeviceSpelling(clang::ASTContext &Ctx);
+
+private:
+  bool OnlyDefiniteGPU;
+  std::string LoggingFunctionsOption;
+  ClassifierOptions ClassifierOpts;
+  clang::ASTContext *AnalysedContext = nullptr;
+  std::unique_ptr<DeviceOracle> Oracle;
+  std::unique_ptr<UseClassifier> Classifier;
+};
+
+} // namespace torch_syncfree
+
+#endif

@@ -1,0 +1,75 @@
+// What torch-syncfree knows about LibTorch's C++ API: which types are tensors,
+// devices and options, and which functions make tensors. Every check asks here
+// instead of spelling names of its own.
+#ifndef TORCH_SYNCFREE_TORCHAPI_H
+#define TORCH_SYNCFREE_TORCHAPI_H
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace torch_syncfree {
+
+/// at::Tensor or at::TensorBase (torch::Tensor is `using at::Tensor`).
+bool isTensorType(clang::QualType T);
+/// c10::Device, c10::DeviceType.
+bool isDeviceType(clang::QualType T);
+/// c10::TensorOptions.
+bool isTensorOptionsType(clang::QualType T);
+/// c10::ScalarType, caffe2::TypeMeta, c10::Layout, c10::MemoryFormat: say nothing of the device.
+bool isNonDeviceOptionType(clang::QualType T);
+/// c10::Scalar, the host value `item()` returns.
+bool isScalarType(clang::QualType T);
+
+/// The declaration lives in a LibTorch namespace (at, c10, torch and nested ones).
+bool isInTorchNamespace(const clang::Decl *D);
+
+/// Strips parentheses, implicit casts, temporaries and copy/move constructions.
+const clang::Expr *ignoreWrappers(const clang::Expr *E);
+
+/// The object a method is called on, for member calls (nullptr otherwise).
+const clang::Expr *calleeObject(const clang::Expr *Call);
+/// Name of the called method or function, empty when not a named call.
+llvm::StringRef calleeName(const clang::Expr *Call);
+/// True for a call of a method named `Name` of at::Tensor / at::TensorBase.
+bool isTensorMethodCall(const clang::Expr *E, llvm::StringRef Name);
+
+/// Index of the parameter called `Name` in the call's callee, or -1.
+int parameterIndex(const clang::CallExpr *Call, llvm::StringRef Name);
+/// Number of arguments written in the source (defaulted ones are not).
+unsigned explicitArgCount(const clang::CallExpr *Call);
+
+/// Factories that make a new tensor from sizes or values, on the CPU unless their
+/// TensorOptions name a device.
+bool isTensorFactoryName(llvm::StringRef Name);
+/// Factories whose contents do not depend on the device they run on, so creating
+/// directly on the GPU gives the same values as creating on the CPU and copying.
+bool isDeterministicFillFactory(llvm::StringRef Name);
+
+namespace matchers {
+using namespace clang::ast_matchers;
+/// An expression whose type is a tensor (value, reference or const reference).
+inline auto tensorExpr() {
+  return expr(hasType(hasUnqualifiedDesugaredType(recordType(hasDeclaration(
+      cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase")))))));
+}
+inline auto tensorClass() {
+  return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase"));
+}
+/// A call of one of the named methods of at::Tensor, binding the object as "object".
+template <typename... Names>
+auto tensorMethodCall(Names... MethodNames) {
+  return cxxMemberCallExpr(
+      callee(cxxMethodDecl(hasAnyName(MethodNames...), ofClass(tensorClass()))),
+      on(expr().bind("object")), unless(isInTemplateInstantiation()));
+}
+/// Code the user wrote once: a template is checked in its definition, not in
+/// each instantiation.
+inline auto userCode() { return unless(isInTemplateInstantiation()); }
+} // namespace matchers
+
+} // namespace torch_syncfree
+
+#endif

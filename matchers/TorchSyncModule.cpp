@@ -1,0 +1,28 @@
+// Registers the torch-syncfree checks with clang-tidy's module registry. The
+// same object file serves the plugin (clang-tidy --load) and the standalone tool.
+#include "checks/DeviceToHostCheck.h"
+#include "checks/HostToDeviceCheck.h"
+#include "checks/ItemCheck.h"
+
+#include "clang-tidy/ClangTidyModule.h"
+
+using namespace clang::tidy;
+
+namespace torch_syncfree {
+
+class TorchSyncModule : public ClangTidyModule {
+public:
+  void addCheckFactories(ClangTidyCheckFactories &Factories) override {
+    Factories.registerCheck<ItemCheck>("torch-sync-item");
+    Factories.registerCheck<DeviceToHostCheck>("torch-sync-device-to-host");
+    Factories.registerCheck<HostToDeviceCheck>("torch-sync-host-to-device");
+  }
+};
+
+} // namespace torch_syncfree
+
+static ClangTidyModuleRegistry::Add<torch_syncfree::TorchSyncModule>
+    RegisterTorchSync("torch-sync-module", "Checks for host-device synchronisations in LibTorch code.");
+
+// Referenced by the standalone tool so the linker keeps this registration.
+volatile int TorchSyncModuleAnchorSource = 0;

@@ -1,0 +1,359 @@
+#include "UseClassifier.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+const char *dependencyName(Dependency D) {
+  switch (D) {
+  case Dependency::False:
+    return "false";
+  case Dependency::True:
+    return "true";
+  case Dependency::Intentional:
+    return "intentional";
+  }
+  return "true";
+}
+
+static UseVerdict verdict(Dependency D, std::string Reason) {
+  UseVerdict V;
+  V.Kind = D;
+  V.Reason = std::move(Reason);
+  return V;
+}
+
+/// Logging entry points of the standard library, {fmt}, spdlog, glog and c10.
+static const llvm::StringSet<> &builtinLoggingFunctions() {
+  static const llvm::StringSet<> Names = {
+      "printf", "fprintf", "puts", "fputs", "snprintf", "sprintf", "print",
+      "println", "format", "info", "debug", "warn", "warning", "error",
+      "critical", "trace", "log", "str", "_str", "_str_wrapper"};
+  return Names;
+}
+
+static const llvm::StringSet<> &builtinLoggingMacros() {
+  static const llvm::StringSet<> Names = {
+      "LOG", "VLOG", "DLOG", "LOG_IF", "LOG_EVERY_N", "LOG_FIRST_N",
+      "TORCH_WARN", "TORCH_WARN_ONCE", "SPDLOG_INFO", "SPDLOG_DEBUG",
+      "SPDLOG_WARN", "SPDLOG_ERROR", "SPDLOG_TRACE", "C10_LOG_FIRST_N"};
+  return Names;
+}
+
+/// Math helpers whose result carries the value on: std::abs(v) < eps is a condition.
+static bool isValueTransformingFunction(const FunctionDecl *FD) {
+  static const llvm::StringSet<> Names = {
+      "abs", "fabs", "sqrt", "exp", "log", "log2", "log10", "pow", "min", "max",
+      "round", "floor", "ceil", "isnan", "isinf", "isfinite", "to_string",
+      "lround", "llround", "clamp", "static_cast"};
+  if (!FD || !FD->getDeclName().isIdentifier() || !Names.contains(FD->getName()))
+    return false;
+  return FD->isInStdNamespace() || FD->getDeclContext()->isTranslationUnit() ||
+         isInTorchNamespace(FD);
+}
+
+static bool isOstream(QualType T) {
+  const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition())
+    return false;
+  auto IsStream = [](const CXXRecordDecl *C) {
+    std::string Name = C->getQualifiedNameAsString();
+    return Name == "std::basic_ostream" || Name == "std::basic_ios" ||
+           Name == "std::ios_base";
+  };
+  if (IsStream(RD))
+    return true;
+  bool Found = false;
+  RD->forallBases([&](const CXXRecordDecl *Base) {
+    Found |= IsStream(Base);
+    return true;
+  });
+  return Found;
+}
+
+/// `os << a << b`: the leftmost operand of a chain of `<<` is a stream.
+static bool isStreamInsertion(const CXXOperatorCallExpr *Op) {
+  if (Op->getOperator() != OO_LessLess || Op->getNumArgs() != 2)
+    return false;
+  const Expr *Left = Op->getArg(0);
+  while (true) {
+    const auto *Inner = dyn_cast<CXXOperatorCallExpr>(ignoreWrappers(Left));
+    if (!Inner || Inner->getOperator() != OO_LessLess)
+      break;
+    Left = Inner->getArg(0);
+  }
+  return isOstream(Left->getType());
+}
+
+bool UseClassifier::isLoggingCall(const CallExpr *Call) const {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD || !FD->getDeclName().isIdentifier())
+    return false;
+  StringRef Name = FD->getName();
+  for (const std::string &Extra : Options.LoggingFunctions)
+    if (Name == Extra || FD->getQualifiedNameAsString() == Extra)
+      return true;
+  if (!builtinLoggingFunctions().contains(Name))
+    return false;
+  // Only the well-known homes of these names: printf in the global namespace or
+  // std, print/info/... in fmt, spdlog, c10 (c10::str builds warning texts).
+  const DeclContext *DC = FD->getDeclContext()->getEnclosingNamespaceContext();
+  std::string Namespace =
+      isa<NamespaceDecl>(DC) ? cast<NamespaceDecl>(DC)->getQualifiedNameAsString() : "";
+  if (Namespace.empty() || Namespace == "std")
+    return Name.contains("printf") || Name.starts_with("put");
+  return StringRef(Namespace).starts_with("fmt") ||
+         StringRef(Namespace).starts_with("spdlog") ||
+         StringRef(Namespace).starts_with("c10") || StringRef(Namespace).starts_with("google");
+}
+
+bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation Loc = E->getBeginLoc();
+  while (Loc.isMacroID()) {
+    StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
+    if (builtinLoggingMacros().contains(Name))
+      return true;
+    for (const std::string &Extra : Options.LoggingFunctions)
+      if (Name == Extra)
+        return true;
+    Loc = SM.getImmediateMacroCallerLoc(Loc);
+  }
+  return false;
+}
+
+unsigned UseClassifier::enclosingLoopLine(const Stmt *S) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      return 0;
+    Node = Parents[0];
+    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
+      return 0;
+    if (const auto *Loop = Node.get<Stmt>())
+      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Loop))
+        return SM.getExpansionLineNumber(Loop->getBeginLoc());
+  }
+}
+
+UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
+  UseVerdict V = classifyUse(ValueExpr, 0);
+  V.LoopLine = enclosingLoopLine(ValueExpr);
+  return V;
+}
+
+UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except,
+                                           unsigned Depth) {
+  std::string Name = "`" + VD->getNameAsString() + "`";
+  if (!VD->hasLocalStorage() || VD->getType()->isReferenceType())
+    return verdict(Dependency::True, "the value is stored in " + Name +
+                                         ", which outlives this function");
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody())
+    return verdict(Dependency::True, "the value is stored in " + Name);
+  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
+                    *FD->getBody(), Ctx);
+  std::optional<UseVerdict> FirstFalse;
+  for (const auto &Node : Refs) {
+    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+    // Skip plain re-assignments of the variable: they define, not use.
+    DynTypedNodeList Parents = Ctx.getParents(*Ref);
+    if (!Parents.empty())
+      if (const auto *BO = Parents[0].get<BinaryOperator>())
+        if (BO->getOpcode() == BO_Assign && BO->getLHS() == Ref)
+          continue;
+    UseVerdict Use = classifyUse(Ref, Depth + 1);
+    if (Use.Kind == Dependency::True) {
+      Use.Reason = "through " + Name + ", " + Use.Reason;
+      return Use;
+    }
+    if (!FirstFalse)
+      FirstFalse = Use;
+  }
+  if (!FirstFalse)
+    return verdict(Dependency::False, "the value is stored in " + Name + " but never read");
+  FirstFalse->Reason = "through " + Name + ", " + FirstFalse->Reason;
+  return *FirstFalse;
+}
+
+UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
+  static const char *const Logged = "the value is only logged";
+  if (Depth > 4)
+    return verdict(Dependency::True, "the value flows through too many variables to follow");
+  if (isLoggingMacroArgument(E))
+    return verdict(Dependency::False, Logged);
+
+  DynTypedNode Current = DynTypedNode::create(*E);
+  const Expr *CurrentExpr = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Current);
+    if (Parents.empty())
+      return verdict(Dependency::False, "the value is unused");
+    const DynTypedNode &P = Parents[0];
+    auto Climb = [&](const Expr *Next) {
+      Current = DynTypedNode::create(*Next);
+      CurrentExpr = Next;
+    };
+
+    if (const auto *VD = P.get<VarDecl>())
+      return classifyVariable(VD, nullptr, Depth + 1);
+
+    const Stmt *PS = P.get<Stmt>();
+    if (!PS)
+      return verdict(Dependency::True, "the host uses the value");
+
+    if (const auto *PE = dyn_cast<Expr>(PS)) {
+      if (isa<ParenExpr, ImplicitCastExpr, ExprWithCleanups, MaterializeTemporaryExpr,
+              CXXBindTemporaryExpr, ExplicitCastExpr>(PE)) {
+        Climb(PE);
+        continue;
+      }
+      if (const auto *Construct = dyn_cast<CXXConstructExpr>(PE)) {
+        if (Construct->getNumArgs() == 1) {
+          Climb(PE);
+          continue;
+        }
+        return verdict(Dependency::True, "the value is stored in a host object");
+      }
+      if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(PE)) {
+        if (isStreamInsertion(Op))
+          return verdict(Dependency::False, Logged);
+        bool IsRightOperand = Op->getNumArgs() == 2 && Op->getArg(1) == CurrentExpr;
+        if (Op->getOperator() == OO_Equal && IsRightOperand) {
+          if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(Op->getArg(0))))
+            if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
+              return classifyVariable(VD, Op, Depth + 1);
+          return verdict(Dependency::True, "the value is written to host memory");
+        }
+        bool TensorOperand = false;
+        for (const Expr *Arg : Op->arguments())
+          TensorOperand |= isTensorType(Arg->getType());
+        if (TensorOperand && !isTensorType(CurrentExpr->getType()))
+          return verdict(Dependency::False,
+                         "the value goes straight back into a tensor operation");
+        if (Op->isAssignmentOp() && IsRightOperand)
+          return verdict(Dependency::False, "the value is accumulated into a host metric");
+        Climb(PE);
+        continue;
+      }
+      if (isa<MemberExpr>(PE)) { // `value.method`: the call above decides
+        Climb(PE);
+        continue;
+      }
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(PE)) {
+        if (MC->getCallee() == CurrentExpr) {
+          // The value is the object of a method call; CurrentExpr is the MemberExpr.
+          CurrentExpr = cast<MemberExpr>(CurrentExpr)->getBase();
+          QualType ObjectType = CurrentExpr->getType();
+          StringRef Name = calleeName(MC);
+          if (isScalarType(ObjectType)) { // Scalar::to<T>(), toFloat(), ...
+            Climb(PE);
+            continue;
+          }
+          if (isTensorType(ObjectType)) {
+            if (Name == "print" || Name == "toString")
+              return verdict(Dependency::False, Logged);
+            if (Name.contains("data_ptr") || Name == "data" || Name.contains("accessor") ||
+                Name == "item" || Name == "equal")
+              return verdict(Dependency::True, "the host reads the tensor's memory");
+            Climb(PE); // another op on the host tensor
+            continue;
+          }
+          return verdict(Dependency::True, "the host uses the value");
+        }
+      }
+      if (const auto *Call = dyn_cast<CallExpr>(PE)) {
+        if (isLoggingCall(Call))
+          return verdict(Dependency::False, Logged);
+        const FunctionDecl *FD = Call->getDirectCallee();
+        if (isValueTransformingFunction(FD)) {
+          Climb(PE);
+          continue;
+        }
+        if (FD && isInTorchNamespace(FD) && !isTensorType(CurrentExpr->getType()) &&
+            (isTensorType(FD->getReturnType()) || isa<CXXMemberCallExpr>(Call)))
+          return verdict(Dependency::False,
+                         "the value goes straight back into a tensor operation");
+        StringRef Name = calleeName(Call);
+        if (Name == "push_back" || Name == "emplace_back" || Name == "insert" ||
+            Name == "emplace")
+          return verdict(Dependency::True, "the value is stored in a host container");
+        return verdict(Dependency::True,
+                       Name.empty() ? std::string("the value is passed to a function")
+                                    : "the value is passed to `" + Name.str() + "`");
+      }
+      if (const auto *BO = dyn_cast<BinaryOperator>(PE)) {
+        if (BO->isLogicalOp())
+          return verdict(Dependency::True, "the value decides a branch (`&&`/`||`)");
+        if (BO->isAssignmentOp() && BO->getRHS() == CurrentExpr) {
+          if (BO->isCompoundAssignmentOp())
+            return verdict(Dependency::False, "the value is accumulated into a host metric");
+          if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(BO->getLHS())))
+            if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
+              return classifyVariable(VD, BO, Depth + 1);
+          return verdict(Dependency::True, "the value is written to host memory");
+        }
+        if (BO->getOpcode() == BO_Comma && BO->getLHS() == CurrentExpr)
+          return verdict(Dependency::False, "the value is unused");
+        Climb(PE);
+        continue;
+      }
+      if (const auto *UO = dyn_cast<UnaryOperator>(PE)) {
+        Climb(UO);
+        continue;
+      }
+      if (const auto *CO = dyn_cast<AbstractConditionalOperator>(PE)) {
+        if (CO->getCond() == CurrentExpr)
+          return verdict(Dependency::True, "the value chooses a branch of `?:`");
+        Climb(CO);
+        continue;
+      }
+      if (const auto *AS = dyn_cast<ArraySubscriptExpr>(PE)) {
+        if (AS->getIdx() == CurrentExpr)
+          return verdict(Dependency::True, "the value is used as an index");
+        Climb(AS);
+        continue;
+      }
+      if (isa<CXXNewExpr>(PE))
+        return verdict(Dependency::True, "the value sizes an allocation");
+      return verdict(Dependency::True, "the host uses the value");
+    }
+
+    // Statements.
+    if (const auto *If = dyn_cast<IfStmt>(PS))
+      if (If->getCond() == CurrentExpr)
+        return verdict(Dependency::True, "the value decides an `if`");
+    if (const auto *While = dyn_cast<WhileStmt>(PS))
+      if (While->getCond() == CurrentExpr)
+        return verdict(Dependency::True, "the value controls a `while` loop");
+    if (const auto *Do = dyn_cast<DoStmt>(PS))
+      if (Do->getCond() == CurrentExpr)
+        return verdict(Dependency::True, "the value controls a `do` loop");
+    if (const auto *For = dyn_cast<ForStmt>(PS))
+      if (For->getCond() == CurrentExpr)
+        return verdict(Dependency::True, "the value bounds a `for` loop");
+    if (const auto *Switch = dyn_cast<SwitchStmt>(PS))
+      if (Switch->getCond() == CurrentExpr)
+        return verdict(Dependency::True, "the value selects a `switch` case");
+    if (isa<ReturnStmt>(PS))
+      return verdict(Dependency::True, "the value is returned to the caller");
+    if (isa<CoreturnStmt>(PS))
+      return verdict(Dependency::True, "the value is returned to the caller");
+    if (isa<DeclStmt>(PS))
+      return verdict(Dependency::True, "the host uses the value");
+    // Any other statement holding the expression discards its value.
+    return verdict(Dependency::False, "the value is unused");
+  }
+}
+
+} // namespace torch_syncfree

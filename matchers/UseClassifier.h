@@ -1,0 +1,59 @@
+// Does the host need the value a syncing call produces? Walks from the call to
+// the code that consumes its value (through arithmetic, conversions and local
+// variables) and decides between a true and a false dependency.
+#ifndef TORCH_SYNCFREE_USECLASSIFIER_H
+#define TORCH_SYNCFREE_USECLASSIFIER_H
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include <string>
+#include <vector>
+
+namespace torch_syncfree {
+
+enum class Dependency {
+  False,       ///< the CPU does not need the value: logging, metrics, unused
+  True,        ///< control flow, sizes, indices, host memory that is read
+  Intentional, ///< a deliberate barrier (timing, buffer lifetime)
+};
+
+/// "false", "true", "intentional": the JSON spelling.
+const char *dependencyName(Dependency D);
+
+struct UseVerdict {
+  Dependency Kind = Dependency::True;
+  std::string Reason;  ///< e.g. "the value is only logged"
+  unsigned LoopLine = 0; ///< line of the innermost enclosing loop, 0 if none
+};
+
+struct ClassifierOptions {
+  /// Extra function or macro names whose arguments are only logged.
+  std::vector<std::string> LoggingFunctions;
+};
+
+class UseClassifier {
+public:
+  UseClassifier(clang::ASTContext &Ctx, ClassifierOptions Options)
+      : Ctx(Ctx), Options(std::move(Options)) {}
+
+  /// Classifies how the host uses the value of \p ValueExpr (a host scalar
+  /// from item(), or a host tensor from cpu()).
+  UseVerdict classify(const clang::Expr *ValueExpr);
+
+  /// Line of the innermost loop (in the same function) around \p S, or 0.
+  unsigned enclosingLoopLine(const clang::Stmt *S);
+
+private:
+  UseVerdict classifyUse(const clang::Expr *E, unsigned Depth);
+  UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
+                              unsigned Depth);
+  bool isLoggingCall(const clang::CallExpr *Call) const;
+  bool isLoggingMacroArgument(const clang::Expr *E) const;
+
+  clang::ASTContext &Ctx;
+  ClassifierOptions Options;
+};
+
+} // namespace torch_syncfree
+
+#endif

@@ -1,0 +1,21 @@
+#ifndef TORCH_SYNCFREE_CHECKS_DEVICETOHOSTCHECK_H
+#define TORCH_SYNCFREE_CHECKS_DEVICETOHOSTCHECK_H
+
+#include "SyncCheck.h"
+
+namespace torch_syncfree {
+
+/// torch-sync-device-to-host: `cpu()`, `to(kCPU)`, `to(Device("cpu"))`,
+/// `to(<CPU options>)` on a tensor that may be on the GPU. Flag only: the
+/// non_blocking form is unsafe unless nothing reads the result before a later
+/// synchronization.
+class DeviceToHostCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+};
+
+} // namespace torch_syncfree
+
+#endif

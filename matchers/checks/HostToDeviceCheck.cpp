@@ -1,0 +1,285 @@
+#include "HostToDeviceCheck.h"
+#include "CopyCalls.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+static const char PinnedNote[] =
+    "a pageable source still stalls for large copies (measured: 256 MB waited, 16 KB did not)";
+
+void HostToDeviceCheck::registerMatchers(MatchFinder *Finder) {
+  using namespace matchers;
+  Finder->addMatcher(tensorMethodCall("cuda", "to", "copy_").bind("call"), this);
+}
+
+/// A selector for the source range of a node the check found (not a bound ID).
+static RangeSelector rangeOf(CharSourceRange Range) {
+  return [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+    return Range;
+  };
+}
+
+static CharSourceRange tokenRange(const Stmt *S) {
+  return CharSourceRange::getTokenRange(S->getSourceRange());
+}
+
+/// The namespace prefix of a `kCUDA` spelling: "torch::" from "torch::kCUDA".
+static std::string namespacePrefix(StringRef Spelling) {
+  size_t Pos = Spelling.rfind("::");
+  return Pos == StringRef::npos ? "" : Spelling.substr(0, Pos + 2).str();
+}
+
+/// Whether the named local source tensor is written after the copy (or
+/// anywhere in a loop around it): a non_blocking copy from pinned memory would
+/// race with that write.
+static bool sourceWrittenAfter(const Expr *Source, const Stmt *Copy, ASTContext &Ctx,
+                               unsigned LoopLine) {
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Source));
+  if (!Ref)
+    return false;
+  const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+  const auto *FD = VD ? dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()) : nullptr;
+  if (!FD || !FD->getBody())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation CopyEnd = Copy->getEndLoc();
+  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
+                    *FD->getBody(), Ctx);
+  for (const auto &Node : Refs) {
+    const auto *Use = Node.getNodeAs<DeclRefExpr>("ref");
+    bool After = SM.isBeforeInTranslationUnit(CopyEnd, Use->getBeginLoc());
+    bool SameLoop = LoopLine != 0 && Use != Ref;
+    if (!After && !SameLoop)
+      continue;
+    DynTypedNodeList Parents = Ctx.getParents(*Use);
+    if (Parents.empty())
+      continue;
+    const Stmt *Parent = Parents[0].get<Stmt>();
+    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
+      StringRef Name = calleeName(MC);
+      if (Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor"))
+        return true;
+    } else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
+      if (Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0)) == Use)
+        return true;
+    } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      if (!Callee || !isInTorchNamespace(Callee))
+        return true; // passed to code that may write it
+    }
+  }
+  return false;
+}
+
+/// A loader batch: `batch.data` of a torch::data::Example, or a range-for variable.
+static bool looksLikeLoaderBatch(const Expr *Source) {
+  Source = ignoreWrappers(Source);
+  if (const auto *ME = dyn_cast_or_null<MemberExpr>(Source)) {
+    QualType Base = ME->getBase()->getType().getNonReferenceType();
+    if (const auto *RD = Base->getAsCXXRecordDecl())
+      return RD->getName().contains("Example") || RD->getName().contains("Batch");
+  }
+  return false;
+}
+
+void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  DeviceOracle &Oracle = oracle(Ctx);
+  StringRef Method = calleeName(Call);
+  if (passesNonBlocking(Call, Ctx))
+    return;
+
+  const Expr *Source = Object;
+  Placement SourceAt = Oracle.tensorPlacement(Object);
+  Placement TargetAt = Placement::Gpu;
+  const Expr *DeviceArg = nullptr;
+  std::string Spelled;
+  if (Method == "cuda") {
+    Spelled = "`cuda()`";
+  } else if (Method == "to") {
+    DeviceArg = targetDeviceArgument(Call, Oracle);
+    if (!DeviceArg)
+      return;
+    TargetAt = *Oracle.devicePlacement(DeviceArg);
+    Spelled = "`to(<GPU>)`";
+  } else { // dst.copy_(src)
+    if (Call->getNumArgs() < 1)
+      return;
+    Source = Call->getArg(0);
+    SourceAt = Oracle.tensorPlacement(Source);
+    TargetAt = Oracle.tensorPlacement(Object);
+    // Two tensors of unknown place are as likely GPU-to-GPU: report only when
+    // one side is known.
+    if (SourceAt == Placement::Unknown && TargetAt == Placement::Unknown)
+      return;
+    Spelled = "`copy_()`";
+  }
+  if (!mayBeOnGpu(TargetAt) || !mayBeOnCpu(SourceAt) ||
+      (SourceAt == Placement::Gpu && TargetAt == Placement::Gpu))
+    return;
+
+  // Create-then-copy: a fill factory on the CPU followed by the move.
+  if (Method != "copy_") {
+    const auto *Factory = dyn_cast_or_null<CallExpr>(ignoreWrappers(Object));
+    if (Factory && !isa<CXXMemberCallExpr>(Factory) && !isa<CXXOperatorCallExpr>(Factory) &&
+        isInTorchNamespace(Factory->getDirectCallee()) &&
+        isDeterministicFillFactory(calleeName(Factory)) && SourceAt == Placement::Cpu &&
+        explicitArgCount(Call) == (Method == "cuda" ? 0u : 1u) &&
+        (Method == "cuda" || plainDeviceArgument(DeviceArg))) {
+      checkCreateThenCopy(Call, Factory, DeviceArg, Result);
+      return;
+    }
+  }
+
+  UseClassifier &Classifier = classifier(Ctx);
+  Finding F;
+  F.What = Spelled + " " +
+           (SourceAt == Placement::Cpu ? "copies a host tensor" : "may copy a host tensor") +
+           " to the GPU and blocks the host until the copy is done";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the host does not need to wait for a copy to the GPU";
+  F.Use.LoopLine = Classifier.enclosingLoopLine(Call);
+  F.Remedy = "pass `non_blocking=true`; " + std::string(PinnedNote);
+  if (looksLikeLoaderBatch(Source))
+    F.Remedy += "; this is a loader batch: pin it (`pin_memory()`, or a loader with pinned "
+                "memory) so the copy overlaps with compute";
+  else
+    F.Remedy += ", so pin sources that are large";
+
+  if (sourceWrittenAfter(Source, Call, Ctx, F.Use.LoopLine)) {
+    F.Remedy += "; no fix: the source is written after the copy, which would race with an "
+                "asynchronous copy from pinned memory";
+    report(Call->getExprLoc(), F);
+    return;
+  }
+
+  std::vector<ASTEdit> Edits;
+  if (Method == "cuda") {
+    // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
+    SourceLocation NameLoc = Call->getExprLoc();
+    CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
+    Edits.push_back(changeTo(rangeOf(Range), cat("to(", cudaDeviceSpelling(Ctx),
+                                                  ", /*non_blocking=*/true)")));
+  } else {
+    int Index = parameterIndex(Call, "non_blocking");
+    unsigned Written = explicitArgCount(Call);
+    if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
+      Edits.push_back(insertAfter(rangeOf(tokenRange(Call->getArg(Written - 1))),
+                                  cat(", /*non_blocking=*/true")));
+    } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
+               isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
+      Edits.push_back(changeTo(rangeOf(tokenRange(Call->getArg(Index))),
+                               cat("/*non_blocking=*/true")));
+    }
+  }
+  std::optional<std::vector<FixItHint>> Fixes;
+  if (!Edits.empty())
+    Fixes = fixItsFor(Edits, Result);
+  report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+/// Whether factory options may ask for a gradient: creating directly on the GPU
+/// would then make a leaf where the original made a non-leaf copy.
+static bool mayRequireGrad(const Expr *Options) {
+  Options = ignoreWrappers(Options);
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(Options)) {
+    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    if (!VD || isa<ParmVarDecl>(VD) || !VD->getInit() || !VD->getType().isConstQualified())
+      return true; // unseen or reassignable options
+    return mayRequireGrad(VD->getInit());
+  }
+  bool Found = false;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (!S || Found)
+      return;
+    if (const auto *Call = dyn_cast<CallExpr>(S))
+      if (calleeName(Call) == "requires_grad")
+        Found = true;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(S))
+      if (isa<VarDecl>(Ref->getDecl()) && !isDeviceType(Ref->getType()) &&
+          isTensorOptionsType(Ref->getType()))
+        Found = true;
+    for (const Stmt *Child : S->children())
+      Visit(Child);
+  };
+  Visit(Options);
+  return Found;
+}
+
+void HostToDeviceCheck::checkCreateThenCopy(const CXXMemberCallExpr *Call,
+                                            const CallExpr *Factory, const Expr *DeviceArg,
+                                            const MatchFinder::MatchResult &Result) {
+  ASTContext &Ctx = *Result.Context;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const LangOptions &LO = Ctx.getLangOpts();
+  std::string CudaSpelling = cudaDeviceSpelling(Ctx);
+  std::string Prefix = namespacePrefix(CudaSpelling);
+  std::string DeviceText =
+      DeviceArg ? Lexer::getSourceText(tokenRange(plainDeviceArgument(DeviceArg)), SM, LO).str()
+                : CudaSpelling;
+  std::string FactoryName = calleeName(Factory).str();
+
+  Finding F;
+  F.What = "`" + FactoryName + "(...)." + (DeviceArg ? "to(...)" : "cuda()") +
+           "` fills the tensor on the host, then copies it to the GPU and blocks the host";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the values can be made on the GPU directly";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  F.Remedy = "create it on the device: no copy at all";
+
+  const FunctionDecl *FD = Factory->getDirectCallee();
+  int OptionsIndex = -1;
+  for (unsigned I = 0; I < FD->getNumParams(); ++I)
+    if (isTensorOptionsType(FD->getParamDecl(I)->getType()))
+      OptionsIndex = static_cast<int>(I);
+  unsigned Written = explicitArgCount(Factory);
+  std::vector<ASTEdit> Edits;
+  if (OptionsIndex >= 0 && static_cast<unsigned>(OptionsIndex) == Written && Written > 0) {
+    Edits.push_back(insertAfter(rangeOf(tokenRange(Factory->getArg(Written - 1))),
+                                cat(", " + Prefix + "device(" + DeviceText + ")")));
+  } else if (OptionsIndex >= 0 && static_cast<unsigned>(OptionsIndex) < Written &&
+             !mayRequireGrad(Factory->getArg(OptionsIndex))) {
+    const Expr *Options = Factory->getArg(OptionsIndex);
+    // What the user wrote: `torch::kFloat` rather than its implicit TensorOptions.
+    const Expr *Spelled = Options->IgnoreImplicit();
+    if (const auto *Converted = dyn_cast<CXXConstructExpr>(Spelled))
+      if (!isa<CXXTemporaryObjectExpr>(Converted) && Converted->getNumArgs() == 1 &&
+          !Converted->getConstructor()->isCopyOrMoveConstructor())
+        Spelled = Converted->getArg(0)->IgnoreImplicit();
+    std::string Text = Lexer::getSourceText(tokenRange(Spelled), SM, LO).str();
+    std::string NewOptions;
+    if (isTensorOptionsType(Spelled->getType())) {
+      bool Postfix = isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr>(Spelled);
+      NewOptions = (Postfix ? Text : "(" + Text + ")") + ".device(" + DeviceText + ")";
+    } else {
+      NewOptions = Prefix + "TensorOptions(" + Text + ").device(" + DeviceText + ")";
+    }
+    Edits.push_back(changeTo(rangeOf(tokenRange(Spelled)), cat(NewOptions)));
+  }
+  std::optional<std::vector<FixItHint>> Fixes;
+  if (!Edits.empty()) {
+    // Remove `.to(...)` / `.cuda()`: from the end of the factory call to the end of the move.
+    SourceLocation AfterFactory =
+        Lexer::getLocForEndOfToken(Factory->getEndLoc(), 0, SM, LO);
+    Edits.push_back(changeTo(
+        rangeOf(CharSourceRange::getCharRange(
+            AfterFactory, Lexer::getLocForEndOfToken(Call->getEndLoc(), 0, SM, LO))),
+        cat("")));
+    Fixes = fixItsFor(Edits, Result);
+  }
+  report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+} // namespace torch_syncfree

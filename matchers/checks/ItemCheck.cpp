@@ -1,0 +1,42 @@
+#include "ItemCheck.h"
+#include "TorchApi.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+void ItemCheck::registerMatchers(MatchFinder *Finder) {
+  using namespace matchers;
+  Finder->addMatcher(tensorMethodCall("item").bind("call"), this);
+  Finder->addMatcher(
+      callExpr(callee(functionDecl(hasName("_local_scalar_dense"))),
+               hasArgument(0, expr().bind("object")), userCode())
+          .bind("call"),
+      this);
+}
+
+void ItemCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  if (!Call || !Object || !isInTorchNamespace(Call->getDirectCallee()))
+    return;
+  ASTContext &Ctx = *Result.Context;
+  Placement Where = oracle(Ctx).tensorPlacement(Object);
+  if (!mayBeOnGpu(Where))
+    return;
+
+  Finding F;
+  std::string Callee = isa<CXXMemberCallExpr>(Call) ? "`item()`" : "`_local_scalar_dense`";
+  F.What = Callee + " on " + tensorPhrase(Where) +
+           " copies the value to the host and waits for all queued GPU work";
+  F.Use = classifier(Ctx).classify(Call);
+  F.Remedy = F.Use.Kind == Dependency::False
+                 ? "keep the value on the device as a 0-dim tensor and read it after the "
+                   "step or at a log interval"
+                 : "if the host must decide, decide on the device instead (`torch::where`, "
+                   "masks) or read the value less often";
+  report(Call->getExprLoc(), F);
+}
+
+} // namespace torch_syncfree

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Runs one lit case through BOTH torch-syncfree front ends and checks them.
+
+In the spirit of clang-tidy's check_clang_tidy.py:
+  * the CHECK-MESSAGES / CHECK-FIXES comments are blanked in the copy that is
+    analysed, so a pattern can never match its own comment;
+  * the diagnostics of each front end are FileChecked against CHECK-MESSAGES
+    with --implicit-check-not for any other warning or error, so every finding
+    a case does not expect fails it (negative cases are asserted, not assumed);
+  * each front end's --fix output is FileChecked against CHECK-FIXES; without
+    CHECK-FIXES lines the file must come back unchanged;
+  * both front ends must print the same findings and produce the same fixed text;
+  * with --compile-fixed the fixed file is compiled with clang++ -fsyntax-only.
+
+usage: check_torch_sync.py [tool paths] <source> <checks> <temp> [-config=...] [-- <flags>]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def run(cmd, **kwargs):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+
+
+def filecheck(filecheck_bin, check_file, prefix, text, extra=()):
+    proc = subprocess.run([filecheck_bin, check_file, "--check-prefix=" + prefix,
+                           "--dump-input=fail"] + list(extra),
+                          input=text, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc.returncode, proc.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("tool", "plugin", "clang-tidy", "clangxx", "filecheck"):
+        parser.add_argument("--" + name, required=True)
+    parser.add_argument("--compile-fixed", action="store_true",
+                        help="compile the fixed file with clang++ -fsyntax-only")
+    parser.add_argument("--check-prefix", default="",
+                        help="prefix of this run's CHECK lines, e.g. CHECK211 gives CHECK211-MESSAGES")
+    parser.add_argument("source")
+    parser.add_argument("checks")
+    parser.add_argument("temp")
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+
+    config_args = [a for a in args.rest if a.startswith("-config=")]
+    rest = [a for a in args.rest if not a.startswith("-config=")]
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    flags = rest
+
+    prefix = args.check_prefix or "CHECK"
+    msg_prefix, fix_prefix = prefix + "-MESSAGES", prefix + "-FIXES"
+    original = open(args.source, encoding="utf-8").read()
+    has_fix_checks = (fix_prefix + ":") in original
+    # Blank every CHECK comment so nothing can match itself.
+    cleaned = re.sub(r"//\s*[A-Z0-9]+-[A-Z0-9\-]*:[^\r\n]*", "//", original)
+
+    ext = os.path.splitext(args.source)[1]
+    os.makedirs(os.path.dirname(os.path.abspath(args.temp)) or ".", exist_ok=True)
+    outputs, fixed_texts, failures = {}, {}, []
+    for frontend in ("plugin", "tool"):
+        work = "%s.%s%s" % (args.temp, frontend, ext)
+        with open(work, "w", encoding="utf-8") as f:
+            f.write(cleaned)
+        if frontend == "plugin":
+            cmd = [args.clang_tidy, "--load=" + args.plugin, "--checks=-*," + args.checks,
+                   "--fix", "--header-filter=.*", "--quiet"] + \
+                  [c.replace("-config=", "--config=") for c in config_args] + [work, "--"] + flags
+        else:
+            cmd = [args.tool, "--checks=" + args.checks, "--fix"] + \
+                  [c.replace("-config=", "--config=") for c in config_args] + [work, "--"] + flags
+        proc = run(cmd)
+        if proc.returncode not in (0, 1):
+            failures.append("%s exited %d:\n%s" % (frontend, proc.returncode, proc.stdout))
+            continue
+        # Keep only diagnostics lines (file:line:col: level: ...), with the path
+        # removed so both front ends are compared on the same text.
+        lines = [l.replace(work, "INPUT") for l in proc.stdout.splitlines()
+                 if re.match(r".*:\d+:\d+: (warning|error|note): ", l)
+                 and "FIX-IT applied" not in l]
+        outputs[frontend] = "\n".join(lines) + "\n"
+        fixed_texts[frontend] = open(work, encoding="utf-8").read()
+
+        code, out = filecheck(args.filecheck, args.source, msg_prefix, outputs[frontend],
+                              ["--implicit-check-not={{warning|error}}:"])
+        if code:
+            failures.append("%s: %s failed:\n%s\n--- output ---\n%s" %
+                            (frontend, msg_prefix, out, proc.stdout))
+        if has_fix_checks:
+            code, out = filecheck(args.filecheck, args.source, fix_prefix, fixed_texts[frontend],
+                                  ["--strict-whitespace", "--match-full-lines"])
+            if code:
+                failures.append("%s: %s failed:\n%s" % (frontend, fix_prefix, out))
+        elif fixed_texts[frontend] != cleaned:
+            failures.append("%s: the file was changed although the case has no %s lines" %
+                            (frontend, fix_prefix))
+
+    if not failures:
+        if outputs["plugin"] != outputs["tool"]:
+            failures.append("the front ends disagree:\n--- plugin ---\n%s--- tool ---\n%s" %
+                            (outputs["plugin"], outputs["tool"]))
+        if fixed_texts["plugin"] != fixed_texts["tool"]:
+            failures.append("the front ends fixed the file differently")
+        if args.compile_fixed:
+            fixed = "%s.fixed%s" % (args.temp, ext)
+            with open(fixed, "w", encoding="utf-8") as f:
+                f.write(fixed_texts["tool"])
+            proc = run([args.clangxx, "-fsyntax-only", "-Wno-unused-variable",
+                        "-Wno-unused-value"] + flags + [fixed])
+            if proc.returncode:
+                failures.append("the fixed file does not compile:\n" + proc.stdout)
+
+    if failures:
+        print("\n\n".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

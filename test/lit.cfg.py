@@ -1,0 +1,67 @@
+# lit configuration for torch-syncfree. Substitutions:
+#   %check_torch_sync  run a case through BOTH front ends (plugin and tool) and FileCheck it
+#   %torch_syncfree    the standalone command
+#   %tidy_plugin       clang-tidy-22 --load=<plugin>
+#   %mock_flags        compiler flags for the mock LibTorch headers
+#   %torch113_flags / %torch211_flags  flags for the real header trees
+import os
+import shutil
+import subprocess
+import tarfile
+
+import lit.formats
+
+config.name = "torch-syncfree"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".cpp", ".cu", ".test"]
+config.excludes = ["mock", "Inputs", "lit.cfg.py", "check_torch_sync.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.torch_syncfree_bin, "test")
+
+src = config.torch_syncfree_src
+binary = os.path.join(config.torch_syncfree_bin, "bin", "torch-syncfree")
+plugin = os.path.join(config.torch_syncfree_bin, "lib", "TorchSyncFreeTidyModule.so")
+clang_tidy = shutil.which("clang-tidy-22") or "/usr/lib/llvm-22/bin/clang-tidy"
+clangxx = shutil.which("clang++-22") or "/usr/lib/llvm-22/bin/clang++"
+import sys
+python = sys.executable
+
+mock_flags = "-std=c++17 -isystem " + os.path.join(src, "test", "mock", "include")
+config.substitutions.append(("%mock_flags", mock_flags))
+
+# Real header trees: Debian's libtorch-dev (1.13) and the 2.11 tree from ../shared.
+torch113 = "/usr/include/torch/csrc/api/include"
+if os.path.exists(os.path.join(torch113, "torch", "torch.h")):
+    config.available_features.add("libtorch-1.13")
+    config.substitutions.append(
+        ("%torch113_flags", "-std=c++17 -isystem /usr/include -isystem " + torch113))
+else:
+    lit_config.note("LibTorch 1.13 headers not found (apt-get install libtorch-dev): "
+                    "real-header tests for 1.13 are UNSUPPORTED")
+
+tarball = os.path.join(os.path.dirname(src), "shared", "libtorch", "torch-2.11-include.tar.xz")
+tree211 = os.path.join(config.torch_syncfree_bin, "third_party", "libtorch-2.11")
+if not os.path.exists(os.path.join(tree211, "include", "torch")) and os.path.exists(tarball):
+    os.makedirs(tree211, exist_ok=True)
+    with tarfile.open(tarball) as archive:
+        archive.extractall(tree211)
+if os.path.exists(os.path.join(tree211, "include", "torch")):
+    config.available_features.add("libtorch-2.11")
+    inc = os.path.join(tree211, "include")
+    config.substitutions.append(
+        ("%torch211_flags", "-std=c++17 -isystem %s -isystem %s/torch/csrc/api/include" % (inc, inc)))
+else:
+    lit_config.note("LibTorch 2.11 headers not found at %s: real-header tests for 2.11 are "
+                    "UNSUPPORTED" % tarball)
+
+helper = os.path.join(src, "test", "check_torch_sync.py")
+common = "%s %s --tool %s --plugin %s --clang-tidy %s --clangxx %s --filecheck %s" % (
+    python, helper, binary, plugin, clang_tidy, clangxx, config.filecheck)
+config.substitutions.append(("%check_torch_sync", common))
+config.substitutions.append(("%torch_syncfree", binary))
+config.substitutions.append(("%tidy_plugin", "%s --load=%s" % (clang_tidy, plugin)))
+config.substitutions.append(("%clangxx", clangxx))
+config.substitutions.append(("%python", python))
+config.substitutions.append(("%src", src))
+config.substitutions.append(("%FileCheck", config.filecheck))
+config.environment["HOME"] = os.environ.get("HOME", "/tmp")
