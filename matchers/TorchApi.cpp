@@ -1,6 +1,7 @@
 #include "TorchApi.h"
 
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
@@ -85,6 +86,22 @@ const Expr *ignoreWrappers(const Expr *E) {
       return E;
   }
   return E;
+}
+
+const Stmt *consumerOf(ASTContext &Ctx, const Expr *E) {
+  const Stmt *Current = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Current);
+    if (Parents.empty())
+      return nullptr;
+    const Stmt *Parent = Parents[0].get<Stmt>();
+    if (!Parent)
+      return nullptr;
+    if (!isa<ParenExpr, ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
+             MemberExpr>(Parent))
+      return Parent;
+    Current = Parent;
+  }
 }
 
 const Expr *calleeObject(const Expr *Call) {

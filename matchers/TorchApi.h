@@ -4,6 +4,7 @@
 #ifndef TORCH_SYNCFREE_TORCHAPI_H
 #define TORCH_SYNCFREE_TORCHAPI_H
 
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
@@ -28,6 +29,10 @@ bool isInTorchNamespace(const clang::Decl *D);
 
 /// Strips parentheses, implicit casts, temporaries and copy/move constructions.
 const clang::Expr *ignoreWrappers(const clang::Expr *E);
+
+/// The nearest ancestor of \p E that is not a paren, implicit cast, temporary or
+/// member access: the expression or statement that consumes E's value.
+const clang::Stmt *consumerOf(clang::ASTContext &Ctx, const clang::Expr *E);
 
 /// The object a method is called on, for member calls (nullptr otherwise).
 const clang::Expr *calleeObject(const clang::Expr *Call);

@@ -61,16 +61,16 @@ static bool sourceWrittenAfter(const Expr *Source, const Stmt *Copy, ASTContext 
     bool SameLoop = LoopLine != 0 && Use != Ref;
     if (!After && !SameLoop)
       continue;
-    DynTypedNodeList Parents = Ctx.getParents(*Use);
-    if (Parents.empty())
-      continue;
-    const Stmt *Parent = Parents[0].get<Stmt>();
+    const Stmt *Parent = consumerOf(Ctx, Use);
     if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
+      const Expr *Object = MC->getImplicitObjectArgument();
+      if (!Object || Object->IgnoreParenImpCasts() != Use)
+        continue; // an argument of a LibTorch method: read, not written
       StringRef Name = calleeName(MC);
       if (Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor"))
         return true;
     } else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
-      if (Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0)) == Use)
+      if (Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use)
         return true;
     } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
       const FunctionDecl *Callee = Call->getDirectCallee();
@@ -180,8 +180,16 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
                                   cat(", /*non_blocking=*/true")));
     } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
                isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
+      // Keep an existing `/*non_blocking=*/` comment rather than doubling it.
+      const SourceManager &SM = Ctx.getSourceManager();
+      SourceLocation PreviousEnd = Lexer::getLocForEndOfToken(
+          Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
+      StringRef Between = Lexer::getSourceText(
+          CharSourceRange::getCharRange(PreviousEnd, Call->getArg(Index)->getBeginLoc()), SM,
+          Ctx.getLangOpts());
       Edits.push_back(changeTo(rangeOf(tokenRange(Call->getArg(Index))),
-                               cat("/*non_blocking=*/true")));
+                               cat(Between.contains("non_blocking") ? "true"
+                                                                   : "/*non_blocking=*/true")));
     }
   }
   std::optional<std::vector<FixItHint>> Fixes;
@@ -254,10 +262,11 @@ void HostToDeviceCheck::checkCreateThenCopy(const CXXMemberCallExpr *Call,
     const Expr *Options = Factory->getArg(OptionsIndex);
     // What the user wrote: `torch::kFloat` rather than its implicit TensorOptions.
     const Expr *Spelled = Options->IgnoreImplicit();
-    if (const auto *Converted = dyn_cast<CXXConstructExpr>(Spelled))
-      if (!isa<CXXTemporaryObjectExpr>(Converted) && Converted->getNumArgs() == 1 &&
-          !Converted->getConstructor()->isCopyOrMoveConstructor())
-        Spelled = Converted->getArg(0)->IgnoreImplicit();
+    while (const auto *Converted = dyn_cast<CXXConstructExpr>(Spelled)) {
+      if (isa<CXXTemporaryObjectExpr>(Converted) || Converted->getNumArgs() != 1)
+        break;
+      Spelled = Converted->getArg(0)->IgnoreImplicit();
+    }
     std::string Text = Lexer::getSourceText(tokenRange(Spelled), SM, LO).str();
     std::string NewOptions;
     if (isTensorOptionsType(Spelled->getType())) {

@@ -44,13 +44,13 @@ double metrics(torch::Tensor logits, torch::Tensor target) {
   for (int step = 0; step < 10; ++step) {
     auto loss = torch::mse_loss(logits, target);
     running += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: {{.*}}; false dependency: the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-4]]);
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: {{.*}}; false dependency: the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-3]]);
     correct += logits.argmax(1).eq(target).sum().item<int64_t>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: {{.*}}; false dependency: the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-6]]);
+    // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: {{.*}}; false dependency: the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-5]]);
     logits.item();
-    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: {{.*}}; false dependency: the value is unused;
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: {{.*}}; false dependency: the value is unused (every iteration of the loop at line [[@LINE-7]]);
     auto scaled = logits * loss.item<float>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: {{.*}}; false dependency: the value goes straight back into a tensor operation;
+    // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: {{.*}}; false dependency: the value goes straight back into a tensor operation (every iteration of the loop at line [[@LINE-9]]);
   }
   auto s = at::_local_scalar_dense(logits.sum());
   // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `_local_scalar_dense` on a tensor that may be on the GPU {{.*}}; false dependency: through `s`, the value is only logged;
@@ -62,7 +62,7 @@ void device_variables() {
   torch::Device device = pick_device();
   auto on_device = torch::ones({4}).to(device);
   float v = on_device.sum().item<float>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: through `v`, the value is unused
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: the value is stored in `v` but never read
   torch::Device gpu(torch::kCUDA);
   auto g = torch::zeros({2}).to(gpu);
   printf("%f", g.sum().item<float>());
