@@ -14,7 +14,7 @@ import lit.formats
 config.name = "torch-syncfree"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
-config.excludes = ["mock", "Inputs", "lit.cfg.py", "check_torch_sync.py"]
+config.excludes = ["mock", "Inputs", "examples", "lit.cfg.py", "check_torch_sync.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.torch_syncfree_bin, "test")
 
@@ -34,7 +34,7 @@ torch113 = "/usr/include/torch/csrc/api/include"
 if os.path.exists(os.path.join(torch113, "torch", "torch.h")):
     config.available_features.add("libtorch-1.13")
     config.substitutions.append(
-        ("%torch113_flags", "-std=c++17 -isystem /usr/include -isystem " + torch113))
+        ("%torch113_flags", "-std=c++17 -isystem " + torch113))
 else:
     lit_config.note("LibTorch 1.13 headers not found (apt-get install libtorch-dev): "
                     "real-header tests for 1.13 are UNSUPPORTED")
