@@ -14,7 +14,7 @@ import lit.formats
 config.name = "torch-syncfree"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
-config.excludes = ["mock", "Inputs", "examples", "lit.cfg.py", "check_torch_sync.py"]
+config.excludes = ["mock", "Inputs", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.torch_syncfree_bin, "test")
 
@@ -65,3 +65,8 @@ config.substitutions.append(("%python", python))
 config.substitutions.append(("%src", src))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
+config.substitutions.append(
+    ("%expect_exit", "%s %s" % (python, os.path.join(src, "test", "expect_exit.py"))))
+config.substitutions.append(
+    ("%count", "%s -c \"import sys; n = len(sys.stdin.read().splitlines()); "
+               "sys.exit(0 if n == int(sys.argv[1]) else (print('expected', sys.argv[1], 'lines, got', n) or 1))\"" % python))

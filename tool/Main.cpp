@@ -48,11 +48,8 @@ cl::opt<bool> FixErrors("fix-errors",
 cl::opt<std::string> ExportFixes("export-fixes",
                                  cl::desc("Write the fixes as clang-apply-replacements YAML"),
                                  cl::value_desc("file.yaml"), cl::cat(Category));
-enum class OutputFormat { Text, Json };
-cl::opt<OutputFormat> Format("format", cl::desc("Output format"),
-                             cl::values(clEnumValN(OutputFormat::Text, "text", "clang-style"),
-                                        clEnumValN(OutputFormat::Json, "json", "a JSON array")),
-                             cl::init(OutputFormat::Text), cl::cat(Category));
+cl::opt<std::string> Format("format", cl::desc("Output format: text (clang-style) or json"),
+                           cl::init("text"), cl::cat(Category));
 cl::opt<std::string> Config("config", cl::desc("A .clang-tidy configuration as YAML text"),
                             cl::cat(Category));
 
@@ -133,6 +130,31 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
   return std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides);
 }
 
+/// Makes the paths of a finding and of its fixes absolute (compile databases
+/// name files relative to their build directory), so fixes and reports do not
+/// depend on the directory torch-syncfree runs in.
+void makePathsAbsolute(ClangTidyError &Error) {
+  auto Absolute = [&](StringRef Path) -> std::string {
+    if (Path.empty() || sys::path::is_absolute(Path))
+      return Path.str();
+    SmallString<256> Joined(Error.BuildDirectory);
+    sys::path::append(Joined, Path);
+    sys::path::remove_dots(Joined, /*remove_dot_dot=*/true);
+    return std::string(Joined);
+  };
+  Error.Message.FilePath = Absolute(Error.Message.FilePath);
+  llvm::StringMap<tooling::Replacements> Fixes;
+  for (const auto &Entry : Error.Message.Fix) {
+    tooling::Replacements &Target = Fixes[Absolute(Entry.first())];
+    for (const tooling::Replacement &R : Entry.second)
+      llvm::consumeError(Target.add(tooling::Replacement(
+          Absolute(R.getFilePath()), R.getOffset(), R.getLength(), R.getReplacementText())));
+  }
+  Error.Message.Fix = std::move(Fixes);
+  for (tooling::DiagnosticMessage &Note : Error.Notes)
+    Note.FilePath = Absolute(Note.FilePath);
+}
+
 } // namespace
 
 int main(int argc, const char **argv) {
@@ -153,6 +175,9 @@ int main(int argc, const char **argv) {
     First = First.ltrim(": ");
     return usageError(First.empty() ? "invalid command line" : First);
   }
+
+  if (Format != "text" && Format != "json")
+    return usageError("unknown --format '" + Format + "' (expected text or json)");
 
   if (ListChecks) {
     auto Provider = makeOptionsProvider();
@@ -216,6 +241,7 @@ int main(int argc, const char **argv) {
     std::vector<ClangTidyError> TUFindings;
     bool TUFailed = false;
     for (ClangTidyError &Error : Errors) {
+      makePathsAbsolute(Error);
       if (Error.DiagLevel == ClangTidyError::Error &&
           StringRef(Error.DiagnosticName).starts_with("clang-diagnostic")) {
         if (!TUFailed)
@@ -234,11 +260,15 @@ int main(int argc, const char **argv) {
         continue;
       TUFindings.push_back(std::move(Error));
     }
+    llvm::stable_sort(TUFindings, [](const ClangTidyError &A, const ClangTidyError &B) {
+      return std::tie(A.Message.FilePath, A.Message.FileOffset) <
+             std::tie(B.Message.FilePath, B.Message.FileOffset);
+    });
     CompileFailed |= TUFailed;
     if (TUFailed && !FixErrors)
       for (ClangTidyError &Error : TUFindings)
         Error.Message.Fix.clear();
-    if (Format == OutputFormat::Text && !TUFindings.empty()) {
+    if (Format == "text" && !TUFindings.empty()) {
       unsigned WarningsAsErrors = 0;
       handleErrors(TUFindings, Context, FB_NoFix, WarningsAsErrors, BaseFS);
     }
@@ -246,7 +276,11 @@ int main(int argc, const char **argv) {
       AllFindings.push_back(std::move(Error));
   }
 
-  if (Format == OutputFormat::Json)
+  llvm::stable_sort(AllFindings, [](const ClangTidyError &A, const ClangTidyError &B) {
+    return std::tie(A.Message.FilePath, A.Message.FileOffset) <
+           std::tie(B.Message.FilePath, B.Message.FileOffset);
+  });
+  if (Format == "json")
     torch_syncfree::printJson(torch_syncfree::collectFindings(AllFindings), outs());
 
   if (!ExportFixes.empty()) {

@@ -270,6 +270,7 @@ at::Tensor tensor(const std::vector<float> &values, const at::TensorOptions &opt
 at::Tensor tensor(const std::vector<int64_t> &values, const at::TensorOptions &options = {});
 at::Tensor tensor(double value, const at::TensorOptions &options = {});
 
+void manual_seed(uint64_t seed);
 namespace cuda {
 bool is_available();
 int64_t device_count();
