@@ -43,13 +43,14 @@ std::string writeFileAtomically(StringRef Path, StringRef Contents) {
   return "";
 }
 
-/// A plain unified diff of two texts (whole-file hunks are enough for review).
+/// A unified diff of two texts with three lines of context. Hand-written: LLVM
+/// has no unified-diff printer. The changed window (after the common prefix and
+/// suffix) is aligned with a longest-common-subsequence table.
 static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
                              llvm::raw_ostream &Out) {
   llvm::SmallVector<StringRef, 0> A, B;
   Before.split(A, '\n');
   After.split(B, '\n');
-  // Common prefix and suffix, then one hunk with three lines of context.
   size_t Prefix = 0;
   while (Prefix < A.size() && Prefix < B.size() && A[Prefix] == B[Prefix])
     ++Prefix;
@@ -57,20 +58,70 @@ static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
   while (Suffix < A.size() - Prefix && Suffix < B.size() - Prefix &&
          A[A.size() - 1 - Suffix] == B[B.size() - 1 - Suffix])
     ++Suffix;
-  size_t Start = Prefix >= 3 ? Prefix - 3 : 0;
-  size_t EndA = std::min(A.size(), A.size() - Suffix + 3);
-  size_t EndB = std::min(B.size(), B.size() - Suffix + 3);
-  Out << "--- a/" << Path << "\n+++ b/" << Path << "\n";
-  Out << "@@ -" << Start + 1 << "," << EndA - Start << " +" << Start + 1 << ","
-      << EndB - Start << " @@\n";
-  for (size_t I = Start; I < Prefix; ++I)
-    Out << " " << A[I] << "\n";
-  for (size_t I = Prefix; I < A.size() - Suffix; ++I)
-    Out << "-" << A[I] << "\n";
-  for (size_t I = Prefix; I < B.size() - Suffix; ++I)
-    Out << "+" << B[I] << "\n";
-  for (size_t I = A.size() - Suffix; I < EndA; ++I)
-    Out << " " << A[I] << "\n";
+  size_t N = A.size() - Prefix - Suffix, M = B.size() - Prefix - Suffix;
+  // Edit script over the window: ' ' keep, '-' delete, '+' insert.
+  std::vector<std::pair<char, StringRef>> Script;
+  for (size_t I = 0; I < Prefix; ++I)
+    Script.push_back({' ', A[I]});
+  if (N * M <= 16u * 1024 * 1024) {
+    std::vector<std::vector<uint32_t>> L(N + 1, std::vector<uint32_t>(M + 1, 0));
+    for (size_t I = N; I-- > 0;)
+      for (size_t J = M; J-- > 0;)
+        L[I][J] = A[Prefix + I] == B[Prefix + J] ? L[I + 1][J + 1] + 1
+                                                 : std::max(L[I + 1][J], L[I][J + 1]);
+    size_t I = 0, J = 0;
+    while (I < N || J < M) {
+      if (I < N && J < M && A[Prefix + I] == B[Prefix + J])
+        Script.push_back({' ', A[Prefix + I]}), ++I, ++J;
+      else if (I < N && (J == M || L[I + 1][J] >= L[I][J + 1]))
+        Script.push_back({'-', A[Prefix + I]}), ++I;
+      else
+        Script.push_back({'+', B[Prefix + J]}), ++J;
+    }
+  } else { // too large to align: one block
+    for (size_t I = 0; I < N; ++I)
+      Script.push_back({'-', A[Prefix + I]});
+    for (size_t J = 0; J < M; ++J)
+      Script.push_back({'+', B[Prefix + J]});
+  }
+  for (size_t I = A.size() - Suffix; I < A.size(); ++I)
+    Script.push_back({' ', A[I]});
+
+  Out << "--- " << Path << "\n+++ " << Path << "\n";
+  const size_t Context = 3;
+  size_t K = 0;
+  while (K < Script.size()) {
+    if (Script[K].first == ' ') {
+      ++K;
+      continue;
+    }
+    // A hunk: from Context lines before this change to Context lines after the
+    // last change that is within 2*Context of the previous one.
+    size_t Begin = K >= Context ? K - Context : 0, End = K;
+    size_t Last = K;
+    for (size_t X = K; X < Script.size(); ++X) {
+      if (Script[X].first != ' ')
+        Last = X;
+      else if (X - Last > 2 * Context)
+        break;
+    }
+    End = std::min(Script.size(), Last + Context + 1);
+    size_t OldStart = 1, NewStart = 1;
+    for (size_t X = 0; X < Begin; ++X) {
+      OldStart += Script[X].first != '+';
+      NewStart += Script[X].first != '-';
+    }
+    size_t OldCount = 0, NewCount = 0;
+    for (size_t X = Begin; X < End; ++X) {
+      OldCount += Script[X].first != '+';
+      NewCount += Script[X].first != '-';
+    }
+    Out << "@@ -" << OldStart << "," << OldCount << " +" << NewStart << "," << NewCount
+        << " @@\n";
+    for (size_t X = Begin; X < End; ++X)
+      Out << Script[X].first << Script[X].second << "\n";
+    K = End;
+  }
 }
 
 FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
