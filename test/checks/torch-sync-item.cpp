@@ -72,6 +72,20 @@ void device_variables() {
   // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `item()` on a GPU tensor
 }
 
+void lambdas_and_ternary_devices(bool use_gpu) {
+  torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  auto t = torch::zeros({3}, torch::device(device));
+  auto report = [&]() { std::cout << t.sum().item<float>(); };
+  // CHECK-MESSAGES: :[[@LINE-1]]:46: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: the value is only logged;
+  auto host = torch::ones({2});
+  auto check = [host]() { return host.sum().item<float>() > 0; }; // captured CPU tensor
+  auto either = use_gpu ? host.cuda() : host;
+  printf("%f", either.sum().item<float>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a tensor that may be on the GPU
+  report();
+  check();
+}
+
 // --- negative: CPU tensors, not Tensor::item, templates, macros ---------------
 void negatives() {
   auto a = torch::rand({1});
