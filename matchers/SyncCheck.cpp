@@ -1,6 +1,9 @@
 #include "SyncCheck.h"
 
+#include "TorchApi.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Tooling/Transformer/SourceCode.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -127,6 +130,42 @@ std::string SyncCheck::cudaDeviceSpelling(ASTContext &Ctx) {
   if (Text.contains("c10::"))
     return "c10::kCUDA";
   return "torch::kCUDA";
+}
+
+std::string SyncCheck::torchNamespacePrefix(ASTContext &Ctx) {
+  std::string Spelling = cudaDeviceSpelling(Ctx);
+  return Spelling.substr(0, Spelling.rfind("::") + 2);
+}
+
+std::string SyncCheck::sourceText(ASTContext &Ctx, const Stmt *S) {
+  CharSourceRange Range = CharSourceRange::getTokenRange(S->getSourceRange());
+  return Lexer::getSourceText(Range, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+}
+
+std::string SyncCheck::asPostfix(ASTContext &Ctx, const Expr *E) {
+  const Expr *Spelled = E->IgnoreImplicit();
+  std::string Text = sourceText(Ctx, Spelled);
+  if (isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
+      !isa<CXXOperatorCallExpr>(Spelled))
+    return Text;
+  return "(" + Text + ")";
+}
+
+bool SyncCheck::isDiscarded(ASTContext &Ctx, const Expr *E) {
+  const Stmt *Current = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Current);
+    if (Parents.empty())
+      return false;
+    const Stmt *Parent = Parents[0].get<Stmt>();
+    if (!Parent)
+      return false;
+    if (isa<ExprWithCleanups, ImplicitCastExpr, ParenExpr>(Parent)) {
+      Current = Parent;
+      continue;
+    }
+    return isa<CompoundStmt>(Parent);
+  }
 }
 
 } // namespace torch_syncfree

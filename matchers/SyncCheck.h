@@ -64,6 +64,16 @@ protected:
   /// `torch::kCUDA`, `at::kCUDA` or `c10::kCUDA`: the namespace the main file
   /// already spells.
   std::string cudaDeviceSpelling(clang::ASTContext &Ctx);
+  /// "torch::", "at::" or "c10::", as cudaDeviceSpelling.
+  std::string torchNamespacePrefix(clang::ASTContext &Ctx);
+
+  /// The source text of a node as written (empty when it is not in a file).
+  static std::string sourceText(clang::ASTContext &Ctx, const clang::Stmt *S);
+  /// Parenthesised unless it is already a postfix-expression.
+  static std::string asPostfix(clang::ASTContext &Ctx, const clang::Expr *E);
+
+  /// Whether the value of \p E is discarded (a full-expression statement).
+  static bool isDiscarded(clang::ASTContext &Ctx, const clang::Expr *E);
 
 private:
   bool OnlyDefiniteGPU;

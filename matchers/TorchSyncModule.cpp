@@ -1,5 +1,6 @@
 // Registers the torch-syncfree checks with clang-tidy's module registry. The
 // same object file serves the plugin (clang-tidy --load) and the standalone tool.
+#include "checks/CatalogChecks.h"
 #include "checks/DeviceToHostCheck.h"
 #include "checks/HostToDeviceCheck.h"
 #include "checks/ItemCheck.h"
@@ -16,6 +17,16 @@ public:
     Factories.registerCheck<ItemCheck>("torch-sync-item");
     Factories.registerCheck<DeviceToHostCheck>("torch-sync-device-to-host");
     Factories.registerCheck<HostToDeviceCheck>("torch-sync-host-to-device");
+    Factories.registerCheck<TensorFactoryCheck>("torch-sync-tensor-factory");
+    Factories.registerCheck<MaskIndexCheck>("torch-sync-mask-index");
+    Factories.registerCheck<IndexPutCheck>("torch-sync-index-put");
+    Factories.registerCheck<ScalarIndexCheck>("torch-sync-scalar-index");
+    Factories.registerCheck<DynamicShapeCheck>("torch-sync-dynamic-shape");
+    Factories.registerCheck<HostBoolCheck>("torch-sync-host-bool");
+    Factories.registerCheck<CheckedLinalgCheck>("torch-sync-checked-linalg");
+    Factories.registerCheck<GradNormCheck>("torch-sync-grad-norm");
+    Factories.registerCheck<ExplicitSyncCheck>("torch-sync-explicit");
+    Factories.registerCheck<PrintCheck>("torch-sync-print");
   }
 };
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -197,7 +198,32 @@ public:
   Tensor unsqueeze(int64_t dim) const;
   Tensor squeeze(int64_t dim) const;
   Tensor relu() const;
-  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor &index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor &rhs);
+  Tensor &index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar &v);
+  Tensor masked_select(const Tensor &mask) const;
+  Tensor &masked_fill_(const Tensor &mask, const Scalar &value) const;
+  Tensor &masked_fill_(const Tensor &mask, const Tensor &value) const;
+  Tensor &masked_scatter_(const Tensor &mask, const Tensor &source) const;
+  Tensor index_select(int64_t dim, const Tensor &index) const;
+  Tensor nonzero() const;
+  Tensor bincount(const optional<Tensor> &weights = {}, int64_t minlength = 0) const;
+  Tensor histc(int64_t bins = 100, const Scalar &min = 0, const Scalar &max = 0) const;
+  Tensor repeat_interleave(const Tensor &repeats, optional<int64_t> dim = nullopt,
+                           optional<int64_t> output_size = nullopt) const;
+  bool is_nonzero() const;
+  bool equal(const Tensor &other) const;
+  bool allclose(const Tensor &other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
+  Tensor norm(const Scalar &p) const;
+  Tensor clamp_max(const Scalar &max) const;
+  Tensor pow(const Scalar &exponent) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor inverse() const;
+  Tensor cholesky(bool upper = false) const;
+  Tensor isnan() const;
+  Tensor isfinite() const;
+  Tensor logical_and(const Tensor &other) const;
+  Tensor ge(const Scalar &other) const;
   Tensor &add_(const Tensor &other, const Scalar &alpha = 1) const;
   Tensor &mul_(const Scalar &other) const;
   Tensor &zero_() const;
@@ -239,6 +265,26 @@ Tensor matmul(const Tensor &self, const Tensor &other);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
 Tensor where(const Tensor &condition, const Tensor &self, const Tensor &other);
+Tensor where(const Tensor &condition, const Tensor &self, const Scalar &other);
+std::vector<Tensor> where(const Tensor &condition);
+Tensor masked_select(const Tensor &self, const Tensor &mask);
+Tensor nonzero(const Tensor &self);
+Tensor nonzero_static(const Tensor &self, int64_t size, int64_t fill_value = -1);
+Tensor argwhere(const Tensor &self);
+std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor &self, bool sorted = true, bool return_inverse = false, bool return_counts = false);
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor &self, bool return_inverse = false, bool return_counts = false, optional<int64_t> dim = nullopt);
+Tensor repeat_interleave(const Tensor &repeats, optional<int64_t> output_size = nullopt);
+bool equal(const Tensor &self, const Tensor &other);
+bool allclose(const Tensor &self, const Tensor &other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false);
+Tensor linalg_inv(const Tensor &A);
+std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_errors = false);
+Tensor linalg_cholesky(const Tensor &self, bool upper = false);
+std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor &self, bool upper = false, bool check_errors = false);
+void _assert_async(const Tensor &self);
+Tensor sigmoid(const Tensor &self);
+Tensor tanh(const Tensor &self);
+Tensor sin(const Tensor &self);
+Tensor clamp(const Tensor &self, const optional<Scalar> &min, const optional<Scalar> &max = nullopt);
 Tensor relu(const Tensor &self);
 Tensor softmax(const Tensor &self, int64_t dim, optional<ScalarType> dtype = nullopt);
 Tensor log_softmax(const Tensor &self, int64_t dim, optional<ScalarType> dtype = nullopt);
@@ -264,11 +310,24 @@ inline at::Tensor linspace(const at::Scalar &start, const at::Scalar &end, int64
 inline at::Tensor eye(int64_t n, at::TensorOptions options = {});
 inline at::Tensor zeros_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor scalar_tensor(const at::Scalar &s, at::TensorOptions options = {});
+inline at::Tensor randint(int64_t low, int64_t high, at::IntArrayRef size, at::TensorOptions options = at::kLong);
 inline at::Tensor from_blob(void *data, at::IntArrayRef sizes, const at::TensorOptions &options = at::TensorOptions());
-at::Tensor tensor(std::initializer_list<double> values, const at::TensorOptions &options = {});
-at::Tensor tensor(const std::vector<float> &values, const at::TensorOptions &options = {});
-at::Tensor tensor(const std::vector<int64_t> &values, const at::TensorOptions &options = {});
-at::Tensor tensor(double value, const at::TensorOptions &options = {});
+namespace detail {
+// As in torch/csrc/api/include/torch/detail/TensorDataContainer.h.
+class TensorDataContainer {
+public:
+  TensorDataContainer();
+  TensorDataContainer(double value);
+  TensorDataContainer(float value);
+  TensorDataContainer(int64_t value);
+  TensorDataContainer(int value);
+  TensorDataContainer(bool value);
+  TensorDataContainer(std::initializer_list<TensorDataContainer> init_list);
+  template <typename T> TensorDataContainer(at::ArrayRef<T> values);
+  template <typename T> TensorDataContainer(const std::vector<T> &values);
+};
+} // namespace detail
+inline at::Tensor tensor(detail::TensorDataContainer tensor_data_container, const at::TensorOptions &options = {});
 
 void manual_seed(uint64_t seed);
 namespace cuda {

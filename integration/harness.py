@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""The integration harness: proves that torch-syncfree's fixes remove syncs and keep results.
+
+Stages (see docs/integration.md):
+  prepare  on any machine with the tool: rewrite a copy of every program in
+           integration/programs with `torch-syncfree --fix`, keeping the original, and
+           stage both (with hand-written twins, syncprobe.h and a CMake project) as a
+           self-contained tree. The GPU machine needs no clang.
+  run      on a machine with LibTorch (CUDA for the sync oracles): build every variant with
+           CMake find_package(Torch), run them, compare their RESULT lines, and write
+           report.md / report.json / report.png.
+  cpu      prepare + run against Debian's LibTorch (CPU): what CI runs. It proves the fixes
+           compile and keep results; the GPU mode proves they remove syncs.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RTOL, ATOL = 1e-5, 1e-6  # outputs equal when |a-b| <= ATOL + RTOL*|b|; NaN never passes
+
+
+def torch_header_flags(which):
+    tree = os.path.join(ROOT, "build", "third_party", "libtorch-2.11", "include")
+    if which == "2.11" and os.path.exists(tree):
+        return ["-isystem", tree, "-isystem", os.path.join(tree, "torch", "csrc", "api", "include")]
+    if which == "2.11":
+        sys.exit("harness: LibTorch 2.11 headers not found at %s (run the lit suite once to "
+                 "extract them, or use --headers 1.13)" % tree)
+    return ["-isystem", "/usr/include/torch/csrc/api/include"]
+
+
+def prepare(args):
+    tool = os.path.abspath(args.tool)
+    out = os.path.abspath(args.out)
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    shutil.copy(os.path.join(HERE, "syncprobe.h"), out)
+    shutil.copy(os.path.join(HERE, "staged.cmake"), os.path.join(out, "CMakeLists.txt"))
+    shutil.copytree(os.path.join(HERE, "probe"), os.path.join(out, "probe"))
+    flags = ["-std=c++17", "-isystem", HERE] + torch_header_flags(args.headers)
+    programs = sorted(p[:-4] for p in os.listdir(os.path.join(HERE, "programs")) if p.endswith(".cpp"))
+    for name in programs:
+        if args.only and name not in args.only:
+            continue
+        dest = os.path.join(out, name)
+        os.makedirs(dest)
+        source = os.path.join(HERE, "programs", name + ".cpp")
+        shutil.copy(source, os.path.join(dest, "original.cpp"))
+        fixed = os.path.join(dest, "fixed.cpp")
+        shutil.copy(source, fixed)
+        proc = subprocess.run([tool, "--fix", "--format=json", fixed, "--"] + flags,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if proc.returncode not in (0, 1):
+            sys.exit("harness: torch-syncfree failed on %s (exit %d):\n%s" %
+                     (name, proc.returncode, proc.stderr))
+        findings = json.loads(proc.stdout)
+        for f in findings:
+            f["file"] = os.path.basename(f["file"])
+        with open(os.path.join(dest, "findings.json"), "w") as f:
+            json.dump(findings, f, indent=2)
+        twin = os.path.join(HERE, "twins", name + ".cpp")
+        if os.path.exists(twin):
+            shutil.copy(twin, os.path.join(dest, "twin.cpp"))
+        print("prepared %-22s %d findings, %d fixable" %
+              (name, len(findings), sum(f["fixable"] for f in findings)))
+    print("staged tree: %s" % out)
+
+
+def parse_output(text):
+    results, probe = {}, {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "RESULT":
+            results[parts[1]] = float(parts[2])
+        elif len(parts) == 3 and parts[0] == "SYNCPROBE":
+            probe[parts[1]] = parts[2]
+    return results, probe
+
+
+def outputs_equal(a, b):
+    if set(a) != set(b) or not a:
+        return False, "different or missing RESULT keys"
+    for key in a:
+        x, y = a[key], b[key]
+        if math.isnan(x) or math.isnan(y) or abs(x - y) > ATOL + RTOL * abs(y):
+            return False, "%s: %r vs %r" % (key, x, y)
+    return True, ""
+
+
+def run(args):
+    staged = os.path.abspath(args.staged)
+    build = os.path.abspath(args.build)
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    prefix = args.torch_prefix
+    if not prefix and args.mode == "gpu":
+        prefix = subprocess.check_output(
+            [sys.executable, "-c", "import torch; print(torch.utils.cmake_prefix_path)"], text=True).strip()
+    configure = ["cmake", "-S", staged, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                 "-DSYNCPROBE_CUDA=" + ("ON" if args.mode == "gpu" else "OFF")]
+    if prefix:
+        configure.append("-DCMAKE_PREFIX_PATH=" + prefix)
+    if args.mode == "gpu" and os.path.exists("/usr/local/cuda/bin/nvcc"):
+        configure.append("-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc")
+    log = open(os.path.join(out, "build.log"), "w")
+    for cmd in (configure, ["cmake", "--build", build, "-j", str(args.jobs)]):
+        if subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT):
+            log.close()
+            sys.stdout.write(open(os.path.join(out, "build.log")).read()[-6000:])
+            sys.exit("harness: build failed: %s" % " ".join(cmd))
+    log.close()
+
+    env = dict(os.environ)
+    if args.mode == "cpu":  # fewer steps: CPU mode checks results, not speed
+        env.update(SYNCPROBE_WARMUP="1", SYNCPROBE_PROBE_STEPS="1", SYNCPROBE_TIMED_STEPS="2")
+    rows, failures = [], []
+    names = sorted(d for d in os.listdir(staged) if os.path.exists(os.path.join(staged, d, "original.cpp")))
+    raw = {}
+    for name in names:
+        findings = json.load(open(os.path.join(staged, name, "findings.json")))
+        row = {"program": name, "findings": len(findings),
+               "fixable": sum(f["fixable"] for f in findings),
+               "checks": sorted(set(f["check"] for f in findings)),
+               "remaining": [("%s:%d %s (%s dependency)" % (f["file"], f["line"], f["check"], f["dependency"]))
+                             for f in findings if not f["fixable"]]}
+        for variant in ("original", "fixed", "twin"):
+            exe = os.path.join(build, "%s_%s" % (name, variant))
+            if not os.path.exists(exe):
+                continue
+            try:
+                proc = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      env=env, timeout=args.timeout)
+                text, code = proc.stdout, proc.returncode
+            except subprocess.TimeoutExpired:
+                text, code = "timeout", -1
+            raw["%s_%s" % (name, variant)] = text
+            if code != 0:
+                failures.append("%s_%s exited %d: %s" % (name, variant, code, text[-800:]))
+                continue
+            row[variant] = dict(zip(("results", "probe"), parse_output(text)))
+        if "original" in row and "fixed" in row:
+            equal, why = outputs_equal(row["original"]["results"], row["fixed"]["results"])
+            row["outputs_equal"], row["difference"] = equal, why
+            if not equal:
+                failures.append("%s: outputs differ: %s" % (name, why))
+            if args.mode == "gpu":
+                before = float(row["original"]["probe"].get("debug_syncs_per_step", "nan"))
+                after = float(row["fixed"]["probe"].get("debug_syncs_per_step", "nan"))
+                waited_after = row["fixed"]["probe"].get("host_waited_steps", "?")
+                row["expect_sync_free"] = row["findings"] > 0 and row["fixable"] == row["findings"]
+                if row["expect_sync_free"] and (after != 0 or not waited_after.startswith("0/")):
+                    failures.append("%s: every finding was fixed but the rewritten program still syncs "
+                                    "(debug %.2f/step, host waited %s)" % (name, after, waited_after))
+        rows.append(row)
+
+    # The sync reference table, measured here by the harness itself (GPU only).
+    table = os.path.join(build, "sync_table")
+    if args.mode == "gpu" and os.path.exists(table):
+        proc = subprocess.run([table], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=args.timeout)
+        with open(os.path.join(out, "sync-table.md"), "w") as f:
+            f.write("# Which LibTorch calls make the host wait (measured by integration/probe/sync_table.cpp)\n\n")
+            f.write(proc.stdout)
+        if proc.returncode:
+            failures.append("sync_table exited %d" % proc.returncode)
+
+    report = {"mode": args.mode, "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows,
+              "failures": failures}
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    with open(os.path.join(out, "outputs.txt"), "w") as f:
+        for key in sorted(raw):
+            f.write("==== %s\n%s\n" % (key, raw[key]))
+    write_markdown(report, os.path.join(out, "report.md"))
+    write_chart(report, os.path.join(out, "report.png"))
+    sys.stdout.write(open(os.path.join(out, "report.md")).read())
+    if failures:
+        print("\nFAILURES:\n  " + "\n  ".join(failures))
+        sys.exit(1)
+
+
+def fmt_probe(row, variant, key):
+    return row.get(variant, {}).get("probe", {}).get(key, "-")
+
+
+def write_markdown(report, path):
+    gpu = report["mode"] == "gpu"
+    lines = ["# torch-syncfree integration report (%s mode)" % report["mode"], "",
+             "Outputs equal: every RESULT within atol %g + rtol %g; NaN never passes." %
+             (report["tolerance"]["atol"], report["tolerance"]["rtol"]), ""]
+    if gpu:
+        lines += ["| program | findings (fixed) | debug-mode syncs/step before → after | host waited (steps) before → after "
+                  "| outputs equal | step ms before → after | ratio | sync-free twin ms |",
+                  "|---|---|---|---|---|---|---|---|"]
+    else:
+        lines += ["| program | findings (fixed) | outputs equal | step ms before → after |", "|---|---|---|---|"]
+    for row in report["programs"]:
+        before_ms, after_ms = fmt_probe(row, "original", "step_ms"), fmt_probe(row, "fixed", "step_ms")
+        try:
+            ratio = "%.2fx" % (float(before_ms) / float(after_ms))
+        except ValueError:
+            ratio = "-"
+        equal = {True: "yes", False: "NO"}.get(row.get("outputs_equal"), "-")
+        if gpu:
+            lines.append("| %s | %d (%d) | %s → %s | %s → %s | %s | %s → %s | %s | %s |" % (
+                row["program"], row["findings"], row["fixable"],
+                fmt_probe(row, "original", "debug_syncs_per_step"), fmt_probe(row, "fixed", "debug_syncs_per_step"),
+                fmt_probe(row, "original", "host_waited_steps"), fmt_probe(row, "fixed", "host_waited_steps"),
+                equal, before_ms, after_ms, ratio, fmt_probe(row, "twin", "step_ms")))
+        else:
+            lines.append("| %s | %d (%d) | %s | %s → %s |" % (row["program"], row["findings"], row["fixable"],
+                                                            equal, before_ms, after_ms))
+    lines += ["", "Findings left unfixed (flagged: true dependencies, or checks without a fix):", ""]
+    for row in report["programs"]:
+        for item in row["remaining"]:
+            lines.append("- %s: %s" % (row["program"], item))
+    if report["failures"]:
+        lines += ["", "## Failures", ""] + ["- " + f for f in report["failures"]]
+    open(path, "w").write("\n".join(lines) + "\n")
+
+
+def write_chart(report, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("harness: matplotlib not available, no chart written")
+        return
+    rows = [r for r in report["programs"] if "original" in r and "fixed" in r]
+    names = [r["program"] for r in rows]
+    get = lambda r, v, k: float(r.get(v, {}).get("probe", {}).get(k, "nan"))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5))
+    xs = range(len(rows))
+    w = 0.38
+    ax1.bar([x - w / 2 for x in xs], [get(r, "original", "step_ms") for r in rows], w, label="original")
+    ax1.bar([x + w / 2 for x in xs], [get(r, "fixed", "step_ms") for r in rows], w, label="rewritten")
+    ax1.set_ylabel("step time, ms (median)")
+    ax1.set_xticks(list(xs))
+    ax1.set_xticklabels(names, rotation=30, ha="right")
+    ax1.legend()
+    ax2.bar([x - w / 2 for x in xs], [get(r, "original", "debug_syncs_per_step") for r in rows], w, label="original")
+    ax2.bar([x + w / 2 for x in xs], [get(r, "fixed", "debug_syncs_per_step") for r in rows], w, label="rewritten")
+    ax2.set_ylabel("syncs per step (sync debug mode)")
+    ax2.set_xticks(list(xs))
+    ax2.set_xticklabels(names, rotation=30, ha="right")
+    ax2.legend()
+    fig.suptitle("torch-syncfree: before and after (%s mode)" % report["mode"])
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="stage", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--tool", default=os.path.join(ROOT, "build", "bin", "torch-syncfree"))
+    p.add_argument("--headers", choices=["1.13", "2.11"], default="2.11")
+    p.add_argument("--out", default=os.path.join(HERE, "staged"))
+    p.add_argument("--only", nargs="*")
+    r = sub.add_parser("run")
+    r.add_argument("--staged", default=os.path.join(HERE, "staged"))
+    r.add_argument("--mode", choices=["gpu", "cpu"], default="gpu")
+    r.add_argument("--build", default=os.path.join(HERE, "staged-build"))
+    r.add_argument("--out", default=os.path.join(HERE, "report"))
+    r.add_argument("--torch-prefix", default="")
+    r.add_argument("--jobs", type=int, default=os.cpu_count())
+    r.add_argument("--timeout", type=int, default=180)
+    c = sub.add_parser("cpu")
+    c.add_argument("--tool", default=os.path.join(ROOT, "build", "bin", "torch-syncfree"))
+    c.add_argument("--out", default=os.path.join(ROOT, "build", "integration-cpu"))
+    c.add_argument("--jobs", type=int, default=os.cpu_count())
+    args = parser.parse_args()
+    if args.stage == "prepare":
+        prepare(args)
+    elif args.stage == "run":
+        run(args)
+    else:
+        staged = os.path.join(args.out, "staged")
+        prepare(argparse.Namespace(tool=args.tool, headers="1.13", out=staged, only=None))
+        run(argparse.Namespace(staged=staged, mode="cpu", build=os.path.join(args.out, "build"),
+                               out=os.path.join(args.out, "report"), torch_prefix="", jobs=args.jobs,
+                               timeout=600))
+
+
+if __name__ == "__main__":
+    main()

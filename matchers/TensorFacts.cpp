@@ -1,0 +1,208 @@
+#include "TensorFacts.h"
+#include "TorchApi.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace clang;
+
+namespace torch_syncfree {
+
+static ElementKind kindOfScalarTypeExpr(const Expr *E) {
+  E = ignoreWrappers(E);
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E)) {
+    StringRef Name = DRE->getDecl()->getName();
+    if (Name == "kBool" || Name == "Bool")
+      return ElementKind::Bool;
+    if (Name == "kLong" || Name == "kInt" || Name == "kShort" || Name == "kByte" ||
+        Name == "kChar" || Name == "Long" || Name == "Int")
+      return ElementKind::Integer;
+    if (Name == "kFloat" || Name == "kDouble" || Name == "kHalf" || Name == "kBFloat16" ||
+        Name == "Float" || Name == "Double")
+      return ElementKind::Floating;
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (VD->getType().isConstQualified() && VD->getInit())
+        return kindOfScalarTypeExpr(VD->getInit());
+  }
+  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(E))
+    if (CE->getNumArgs() == 1)
+      return kindOfScalarTypeExpr(CE->getArg(0));
+  return ElementKind::Unknown;
+}
+
+/// A dtype named anywhere in an options/dtype argument: `torch::kLong`,
+/// `torch::dtype(torch::kBool)`, `opts.dtype(torch::kLong).device(...)`.
+static ElementKind kindFromOptions(const Expr *E) {
+  E = ignoreWrappers(E);
+  if (!E)
+    return ElementKind::Unknown;
+  ElementKind Direct = kindOfScalarTypeExpr(E);
+  if (Direct != ElementKind::Unknown)
+    return Direct;
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    StringRef Name = calleeName(Call);
+    if (Name == "dtype" && Call->getNumArgs() >= 1)
+      return kindOfScalarTypeExpr(Call->getArg(0));
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+      return kindFromOptions(MC->getImplicitObjectArgument());
+  }
+  return ElementKind::Unknown;
+}
+
+ElementKind elementKind(const Expr *E) {
+  E = ignoreWrappers(E);
+  if (!E)
+    return ElementKind::Unknown;
+  static const llvm::StringSet<> Predicates = {
+      "gt", "lt", "ge", "le", "eq", "ne", "greater", "less", "logical_and", "logical_or",
+      "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+      "signbit", "isclose", "any", "all", "isreal", "greater_equal", "less_equal",
+      "not_equal", "bitwise_not"};
+  static const llvm::StringSet<> IntegerResults = {"argmax", "argmin", "nonzero", "argsort",
+                                                   "argwhere", "bincount", "randperm",
+                                                   "searchsorted", "bucketize"};
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (!isa<ParmVarDecl>(VD) && VD->getInit())
+        return elementKind(VD->getInit());
+    return ElementKind::Unknown;
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    switch (Op->getOperator()) {
+    case OO_Greater: case OO_Less: case OO_GreaterEqual: case OO_LessEqual:
+    case OO_EqualEqual: case OO_ExclaimEqual: case OO_Exclaim:
+      return ElementKind::Bool;
+    case OO_Amp: case OO_Pipe: case OO_Caret: case OO_Tilde:
+      return Op->getNumArgs() >= 1 ? elementKind(Op->getArg(0)) : ElementKind::Unknown;
+    default:
+      return ElementKind::Unknown;
+    }
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    StringRef Name = calleeName(Call);
+    if (!isInTorchNamespace(Call->getDirectCallee()))
+      return ElementKind::Unknown;
+    if (Predicates.contains(Name))
+      return ElementKind::Bool;
+    if (IntegerResults.contains(Name) || Name == "randint")
+      return ElementKind::Integer;
+    if (Name == "to") { // to(kBool), to(device, kLong)
+      for (const Expr *Arg : Call->arguments())
+        if (!isa<CXXDefaultArgExpr>(Arg)) {
+          ElementKind K = kindFromOptions(Arg);
+          if (K != ElementKind::Unknown)
+            return K;
+        }
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+        return elementKind(MC->getImplicitObjectArgument());
+    }
+    if (Name == "zeros" || Name == "ones" || Name == "empty" || Name == "full" ||
+        Name == "tensor" || Name == "arange" || Name == "scalar_tensor") {
+      for (const Expr *Arg : Call->arguments())
+        if (!isa<CXXDefaultArgExpr>(Arg) && isTensorOptionsType(Arg->getType())) {
+          ElementKind K = kindFromOptions(Arg);
+          if (K != ElementKind::Unknown)
+            return K;
+        }
+      return Name == "arange" ? ElementKind::Unknown : ElementKind::Floating;
+    }
+    if (Name == "rand" || Name == "randn")
+      return ElementKind::Floating;
+    // Shape and order ops keep the element kind of their object.
+    static const llvm::StringSet<> KindPreserving = {
+        "view", "reshape", "squeeze", "unsqueeze", "flatten", "clone", "detach",
+        "contiguous", "cuda", "cpu", "t", "transpose", "permute", "expand", "index_select",
+        "slice", "select", "narrow", "repeat"};
+    if (KindPreserving.contains(Name))
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+        return elementKind(MC->getImplicitObjectArgument());
+  }
+  return ElementKind::Unknown;
+}
+
+bool isZeroDim(const Expr *E) {
+  E = ignoreWrappers(E);
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (!isa<ParmVarDecl>(VD) && VD->getInit())
+        return isZeroDim(VD->getInit());
+    return false;
+  }
+  const auto *Call = dyn_cast_or_null<CallExpr>(E);
+  if (!Call || !isInTorchNamespace(Call->getDirectCallee()))
+    return false;
+  StringRef Name = calleeName(Call);
+  if (Name == "scalar_tensor")
+    return true;
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+  bool NoArgs = explicitArgCount(Call) == 0;
+  static const llvm::StringSet<> FullReductions = {"argmax", "argmin", "sum", "mean", "max",
+                                                   "min", "prod", "norm", "any", "all"};
+  if (MC && NoArgs && FullReductions.contains(Name))
+    return true;
+  if (!MC && FullReductions.contains(Name) && explicitArgCount(Call) == 1)
+    return true; // torch::argmax(x)
+  if (MC && (Name == "to" || Name == "cuda" || Name == "detach" || Name == "clone"))
+    return isZeroDim(MC->getImplicitObjectArgument());
+  return false;
+}
+
+bool isSideEffectFree(const Expr *E) {
+  if (!E)
+    return true;
+  bool Pure = true;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (!S || !Pure)
+      return;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S))
+      if (BO->isAssignmentOp())
+        Pure = false;
+    if (const auto *UO = dyn_cast<UnaryOperator>(S))
+      if (UO->isIncrementDecrementOp())
+        Pure = false;
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S))
+      if (Op->isAssignmentOp() || Op->getOperator() == OO_PlusPlus ||
+          Op->getOperator() == OO_MinusMinus)
+        Pure = false;
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      const FunctionDecl *FD = Call->getDirectCallee();
+      if (!FD || (!isInTorchNamespace(FD) && !FD->isInStdNamespace()))
+        Pure = false;
+      else if (calleeName(Call).ends_with("_"))
+        Pure = false;
+    }
+    if (isa<LambdaExpr>(S))
+      return;
+    for (const Stmt *Child : S->children())
+      Visit(Child);
+  };
+  Visit(E);
+  return Pure;
+}
+
+bool torchDeclares(ASTContext &Ctx, StringRef Namespace, StringRef Name, int Params,
+                   int TypedParam, StringRef TypeName) {
+  TranslationUnitDecl *TU = Ctx.getTranslationUnitDecl();
+  for (const Decl *D : TU->decls()) {
+    const auto *NS = dyn_cast<NamespaceDecl>(D);
+    if (!NS || NS->getName() != Namespace)
+      continue;
+    const DeclContext *Primary = NS->getPrimaryContext();
+    for (const NamedDecl *Found : Primary->lookup(&Ctx.Idents.get(Name))) {
+      const FunctionDecl *FD = Found->getAsFunction();
+      if (!FD || (Params >= 0 && FD->getNumParams() != static_cast<unsigned>(Params)))
+        continue;
+      if (TypedParam < 0)
+        return true;
+      QualType T = FD->getParamDecl(TypedParam)->getType().getNonReferenceType();
+      if (const auto *TD = T.getCanonicalType()->getAsTagDecl())
+        if (TD->getQualifiedNameAsString() == TypeName)
+          return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+} // namespace torch_syncfree

@@ -1,0 +1,43 @@
+// The catalog checks beyond the first three: one small class each, implemented in
+// the .cpp of the same name. Each page under docs/checks/ describes one.
+#ifndef TORCH_SYNCFREE_CHECKS_CATALOGCHECKS_H
+#define TORCH_SYNCFREE_CHECKS_CATALOGCHECKS_H
+
+#include "SyncCheck.h"
+
+namespace torch_syncfree {
+
+#define TORCH_SYNCFREE_DECLARE_CHECK(ClassName)                                              \
+  class ClassName : public SyncCheck {                                                       \
+  public:                                                                                    \
+    using SyncCheck::SyncCheck;                                                              \
+    void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;               \
+    void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;       \
+  };
+
+/// torch-sync-tensor-factory: torch::tensor({list} or vector, <GPU options>).
+TORCH_SYNCFREE_DECLARE_CHECK(TensorFactoryCheck)
+/// torch-sync-mask-index: x.index({bool_mask}), masked_select.
+TORCH_SYNCFREE_DECLARE_CHECK(MaskIndexCheck)
+/// torch-sync-index-put: index_put_ with an integer index and a host scalar; host indices.
+TORCH_SYNCFREE_DECLARE_CHECK(IndexPutCheck)
+/// torch-sync-scalar-index: a 0-dim integer GPU tensor used as an index.
+TORCH_SYNCFREE_DECLARE_CHECK(ScalarIndexCheck)
+/// torch-sync-dynamic-shape: nonzero, unique, repeat_interleave, bincount, histc, ...
+TORCH_SYNCFREE_DECLARE_CHECK(DynamicShapeCheck)
+/// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>().
+TORCH_SYNCFREE_DECLARE_CHECK(HostBoolCheck)
+/// torch-sync-checked-linalg: linalg ops that check their result on the host.
+TORCH_SYNCFREE_DECLARE_CHECK(CheckedLinalgCheck)
+/// torch-sync-grad-norm: clip_grad_norm_ returns a host double.
+TORCH_SYNCFREE_DECLARE_CHECK(GradNormCheck)
+/// torch-sync-explicit: synchronize calls and blocking cudaMemcpy.
+TORCH_SYNCFREE_DECLARE_CHECK(ExplicitSyncCheck)
+/// torch-sync-print: streaming or printing tensor values.
+TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
+
+#undef TORCH_SYNCFREE_DECLARE_CHECK
+
+} // namespace torch_syncfree
+
+#endif

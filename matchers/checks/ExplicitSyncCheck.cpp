@@ -1,0 +1,96 @@
+#include "CatalogChecks.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(
+      callExpr(callee(functionDecl(hasAnyName(
+                   "::torch::cuda::synchronize", "::cudaDeviceSynchronize",
+                   "::cudaStreamSynchronize", "::cudaEventSynchronize", "::cudaMemcpy",
+                   "::c10::cuda::device_synchronize", "::c10::cuda::CUDAStream::synchronize",
+                   "::at::cuda::CUDAEvent::synchronize", "::c10::Stream::synchronize",
+                   "::c10::Event::synchronize"))),
+               matchers::userCode())
+          .bind("call"),
+      this);
+}
+
+/// Calls that read a clock or free a host buffer: a synchronize next to one of
+/// them is a deliberate barrier (timing, buffer lifetime).
+static bool mentionsTimerOrRelease(const Stmt *S) {
+  static const llvm::StringSet<> Names = {
+      "now", "cudaEventElapsedTime", "clock_gettime", "gettimeofday", "clock", "elapsed",
+      "elapsed_time", "stop", "cudaFreeHost", "free", "cudaFree", "reset", "Stop"};
+  if (!S)
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (Names.contains(calleeName(Call)))
+      return true;
+  if (isa<CXXDeleteExpr>(S))
+    return true;
+  for (const Stmt *Child : S->children())
+    if (mentionsTimerOrRelease(Child))
+      return true;
+  return false;
+}
+
+void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
+  ASTContext &Ctx = *Result.Context;
+  StringRef Name = calleeName(Call);
+  if (Name == "cudaMemcpy" && Call->getNumArgs() == 4) {
+    // cudaMemcpyDeviceToDevice does not block the host for long; the others do.
+    Expr::EvalResult Kind;
+    if (Call->getArg(3)->EvaluateAsInt(Kind, Ctx) && Kind.Val.getInt() == 3)
+      return;
+  }
+  // The statement holding the call and its neighbours in the same block.
+  const Stmt *Statement = Call;
+  const CompoundStmt *Block = nullptr;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Statement);
+    if (Parents.empty())
+      break;
+    if ((Block = Parents[0].get<CompoundStmt>()))
+      break;
+    const Stmt *Parent = Parents[0].get<Stmt>();
+    if (!Parent)
+      break;
+    Statement = Parent;
+  }
+  bool Intentional = false;
+  if (Block) {
+    const Stmt *const *Begin = Block->body_begin(), *const *End = Block->body_end();
+    for (const Stmt *const *It = Begin; It != End; ++It)
+      if (*It == Statement) {
+        for (int Offset : {-2, -1, 1, 2})
+          if (It + Offset >= Begin && It + Offset < End)
+            Intentional |= mentionsTimerOrRelease(*(It + Offset));
+        Intentional |= mentionsTimerOrRelease(Statement) && Statement != Call;
+      }
+  }
+  Finding F;
+  F.What = "`" + Name.str() + "` blocks the host until the GPU work it covers is done";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  if (Intentional) {
+    F.Use.Kind = Dependency::Intentional;
+    F.Use.Reason = "it brackets a timer or the release of a buffer";
+    F.Remedy = "for timing, CUDA events measure without stalling the host";
+  } else {
+    F.Use.Kind = Dependency::False;
+    F.Use.Reason = "no timer or host-buffer release next to it needs the GPU to be idle";
+    F.Remedy = "remove it, or wait on an event for just the work that is needed";
+  }
+  if (Name == "synchronize" || Name == "cudaDeviceSynchronize")
+    F.What += " (PyTorch's sync debug mode does not see this one)";
+  report(Call->getBeginLoc(), F);
+}
+
+} // namespace torch_syncfree

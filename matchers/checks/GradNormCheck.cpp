@@ -1,0 +1,73 @@
+#include "CatalogChecks.h"
+#include "TorchApi.h"
+
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void GradNormCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(callExpr(callee(functionDecl(hasName("clip_grad_norm_"))),
+                              matchers::userCode())
+                         .bind("call"),
+                     this);
+}
+
+void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
+  ASTContext &Ctx = *Result.Context;
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!isInTorchNamespace(FD) || Call->getNumArgs() < 2)
+    return;
+  // Parameters come from a module: their device is not known here.
+  if (!mayBeOnGpu(Placement::Unknown))
+    return;
+  Finding F;
+  F.What = "`clip_grad_norm_` returns the total norm as a host `double`, so it waits for the "
+           "backward pass";
+  F.Use = classifier(Ctx).classify(Call);
+  F.Remedy = "compute the norm and scale on the device (a 0-dim norm, `clamp_max`, `mul_`); "
+             "read the norm only when it is logged";
+
+  // The fix mirrors LibTorch's own implementation (2-norm, no finiteness check)
+  // without the final `.item<double>()`. Offered only when the result is unused.
+  bool DefaultNorm = true;
+  for (unsigned I = 2; I < Call->getNumArgs(); ++I) {
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    Expr::EvalResult Value;
+    if (I == 2 && Arg->EvaluateAsRValue(Value, Ctx) && Value.Val.isFloat() &&
+        Value.Val.getFloat().convertToDouble() == 2.0)
+      continue;
+    if (I == 3) {
+      bool Flag = true;
+      if (Arg->EvaluateAsBooleanCondition(Flag, Ctx) && !Flag)
+        continue;
+    }
+    DefaultNorm = false;
+  }
+  std::vector<FixItHint> Fixes;
+  if (isDiscarded(Ctx, Call) && DefaultNorm) {
+    std::string T = "torch::Tensor";
+    std::string Lambda =
+        "[](const std::vector<" + T + "> &params_, double max_norm_) { std::vector<" + T +
+        "> grads_; for (const auto &p : params_) if (p.grad().defined()) "
+        "grads_.push_back(p.grad()); if (grads_.empty()) return; std::vector<" + T +
+        "> norms_; for (const auto &g : grads_) norms_.push_back(g.norm(2)); auto total_ = "
+        "norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); auto coef_ = "
+        "(max_norm_ / (total_ + 1e-6)).clamp_max(1.0); for (const auto &g : grads_) "
+        "g.mul_(coef_); }(" +
+        sourceText(Ctx, Call->getArg(0)) + ", " + sourceText(Ctx, Call->getArg(1)) + ")";
+    auto Edits = fixItsFor({changeTo(node("call"), cat(Lambda))}, Result);
+    if (Edits)
+      Fixes = *Edits;
+  }
+  report(Call->getBeginLoc(), F, Fixes);
+}
+
+} // namespace torch_syncfree

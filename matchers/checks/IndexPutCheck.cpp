@@ -1,0 +1,116 @@
+#include "CatalogChecks.h"
+#include "TensorFacts.h"
+#include "TorchApi.h"
+
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void IndexPutCheck::registerMatchers(MatchFinder *Finder) {
+  using namespace matchers;
+  Finder->addMatcher(tensorMethodCall("index_put_", "index", "masked_fill_").bind("call"), this);
+}
+
+/// The tensors inside the `{...}` index list of index()/index_put_().
+static std::vector<const Expr *> indexTensors(const CallExpr *Call) {
+  std::vector<const Expr *> Tensors;
+  if (Call->getNumArgs() < 1)
+    return Tensors;
+  const Expr *List = ignoreWrappers(Call->getArg(0));
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
+    if (Construct->getNumArgs() == 1)
+      List = ignoreWrappers(Construct->getArg(0));
+  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
+    List = ignoreWrappers(Std->getSubExpr());
+  if (const auto *Init = dyn_cast_or_null<InitListExpr>(List))
+    for (const Expr *Element : Init->inits()) {
+      const Expr *E = Element->IgnoreImplicit();
+      if (const auto *Construct = dyn_cast<CXXConstructExpr>(E))
+        if (Construct->getNumArgs() == 1)
+          E = Construct->getArg(0)->IgnoreImplicit();
+      if (isTensorType(E->getType()))
+        Tensors.push_back(E);
+    }
+  return Tensors;
+}
+
+void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  DeviceOracle &Oracle = oracle(Ctx);
+  Placement Target = Oracle.tensorPlacement(Object);
+  if (Target != Placement::Gpu && !(Target == Placement::Unknown && mayBeOnGpu(Target)))
+    return;
+  StringRef Method = calleeName(Call);
+  UseClassifier &Classifier = classifier(Ctx);
+  Finding F;
+  F.Use.Kind = Dependency::False;
+  F.Use.LoopLine = Classifier.enclosingLoopLine(Call);
+
+  if (Method == "masked_fill_") {
+    // masked_fill_(mask, device 0-dim tensor) waits; a host scalar does not.
+    if (Call->getNumArgs() != 2 || !isTensorType(Call->getArg(1)->getType()) ||
+        Oracle.tensorPlacement(Call->getArg(1)) == Placement::Cpu)
+      return;
+    F.What = "`masked_fill_` with a device tensor as the value copies the value to the host "
+             "(the host waits)";
+    F.Use.Reason = "the value can stay on the device";
+    F.Remedy = "`x.copy_(torch::where(mask, value, x))` keeps it there";
+    report(Call->getExprLoc(), F);
+    return;
+  }
+
+  // Index or mask tensors on the CPU used on a GPU tensor: copied with a wait.
+  for (const Expr *Index : indexTensors(Call)) {
+    if (Oracle.tensorPlacement(Index) != Placement::Cpu || Target != Placement::Gpu)
+      continue;
+    F.What = "a CPU index tensor used on a GPU tensor is copied to the GPU with a blocking copy";
+    F.Use.Reason = "the host does not need to wait for the index copy";
+    F.Remedy = "move it first with `.to(x.device(), /*non_blocking=*/true)`";
+    std::string Replacement = asPostfix(Ctx, Index) + ".to(" + asPostfix(Ctx, Object) +
+                              ".device(), /*non_blocking=*/true)";
+    CharSourceRange Range = CharSourceRange::getTokenRange(Index->getSourceRange());
+    RangeSelector Sel = [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+      return Range;
+    };
+    auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(Sel, cat(Replacement))}, Result)
+                                          : std::nullopt;
+    report(Index->getBeginLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+    return;
+  }
+  if (Method != "index_put_" || Call->getNumArgs() != 2)
+    return;
+  const Expr *Value = Call->getArg(1)->IgnoreImplicit();
+  bool ScalarValue = isScalarType(Call->getArg(1)->getType()) && !isTensorType(Value->getType());
+  std::vector<const Expr *> Indices = indexTensors(Call);
+  if (!ScalarValue || Indices.empty())
+    return;
+  bool AllInteger = true, AnyBool = false;
+  for (const Expr *Index : Indices) {
+    ElementKind Kind = elementKind(Index);
+    AllInteger &= Kind == ElementKind::Integer;
+    AnyBool |= Kind == ElementKind::Bool;
+  }
+  if (AnyBool || !AllInteger)
+    return; // a boolean mask with a scalar becomes masked_fill_: no wait
+  F.What = "`index_put_` with integer indices and a host scalar copies the scalar with a wait";
+  F.Use.Reason = "the value can be a 0-dim tensor on the target's device";
+  F.Remedy = "pass `torch::scalar_tensor(value, x.options())`";
+  std::string Replacement = torchNamespacePrefix(Ctx) + "scalar_tensor(" + sourceText(Ctx, Value) +
+                            ", " + asPostfix(Ctx, Object) + ".options())";
+  CharSourceRange Range = CharSourceRange::getTokenRange(Value->getSourceRange());
+  RangeSelector Sel = [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+    return Range;
+  };
+  auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(Sel, cat(Replacement))}, Result)
+                                        : std::nullopt;
+  report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+} // namespace torch_syncfree

@@ -1,0 +1,106 @@
+#include "CatalogChecks.h"
+#include "TensorFacts.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void MaskIndexCheck::registerMatchers(MatchFinder *Finder) {
+  using namespace matchers;
+  Finder->addMatcher(tensorMethodCall("index", "masked_select").bind("call"), this);
+  Finder->addMatcher(callExpr(callee(functionDecl(hasName("masked_select"))),
+                              unless(cxxMemberCallExpr()), hasArgument(0, expr().bind("object")),
+                              userCode())
+                         .bind("call"),
+                     this);
+}
+
+/// The one tensor inside `{...}` of `index({t})`, or the mask of masked_select.
+static const Expr *maskArgument(const CallExpr *Call) {
+  StringRef Name = calleeName(Call);
+  if (Name == "masked_select")
+    return Call->getNumArgs() >= 1 ? Call->getArg(isa<CXXMemberCallExpr>(Call) ? 0 : 1) : nullptr;
+  if (Call->getNumArgs() != 1)
+    return nullptr;
+  const Expr *List = ignoreWrappers(Call->getArg(0));
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
+    if (Construct->getNumArgs() == 1)
+      List = ignoreWrappers(Construct->getArg(0));
+  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
+    List = ignoreWrappers(Std->getSubExpr());
+  const auto *Init = dyn_cast_or_null<InitListExpr>(List);
+  if (!Init || Init->getNumInits() != 1)
+    return nullptr;
+  const Expr *Index = ignoreWrappers(Init->getInit(0));
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Index)) // TensorIndex(t)
+    if (Construct->getNumArgs() == 1)
+      Index = ignoreWrappers(Construct->getArg(0));
+  return Index && isTensorType(Index->getType()) ? Index : nullptr;
+}
+
+void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  if (!isInTorchNamespace(Call->getDirectCallee()))
+    return;
+  const Expr *Mask = maskArgument(Call);
+  if (!Mask)
+    return;
+  ElementKind Kind = calleeName(Call) == "masked_select" ? ElementKind::Bool : elementKind(Mask);
+  if (Kind == ElementKind::Integer || Kind == ElementKind::Floating)
+    return; // integer gathers keep their shape (host indices: torch-sync-index-put)
+  Placement Where = oracle(Ctx).tensorPlacement(Object);
+  if (!mayBeOnGpu(Where))
+    return;
+
+  Finding F;
+  bool Sure = Kind == ElementKind::Bool;
+  F.What = std::string(Sure ? "selecting with a boolean mask" : "`index({t})` with a tensor that may be a boolean mask") +
+           " on " + tensorPhrase(Where) +
+           " makes the result's size depend on GPU data, so the host waits to learn it";
+  // A full sum or mean of the selection has a fixed-shape equivalent.
+  const auto *Reduction = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Call));
+  StringRef ReductionName = Reduction ? calleeName(Reduction) : "";
+  bool Reducible = Reduction && Reduction->getImplicitObjectArgument()->IgnoreImplicit() &&
+                   explicitArgCount(Reduction) == 0 &&
+                   (ReductionName == "sum" || ReductionName == "mean");
+  F.Use.Kind = Reducible ? Dependency::False : Dependency::True;
+  F.Use.Reason = Reducible ? "only the selection's `" + ReductionName.str() + "()` is used"
+                           : "the selection's size shapes what follows";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  F.Remedy = Reducible ? "reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape"
+                       : "keep shapes fixed with `torch::where(mask, x, fill)` and reduce or "
+                         "mask later";
+  if (!Sure)
+    F.Remedy += " (if `" + sourceText(Ctx, Mask) + "` is a boolean mask)";
+
+  std::vector<FixItHint> Fixes;
+  std::string Prefix = torchNamespacePrefix(Ctx);
+  bool HasScalarWhere = torchDeclares(Ctx, "at", "where", 3, 2, "c10::Scalar");
+  if (Sure && Reducible && HasScalarWhere && isSideEffectFree(Object) && isSideEffectFree(Mask)) {
+    std::string Where = Prefix + "where(" + sourceText(Ctx, Mask) + ", " +
+                        sourceText(Ctx, Object->IgnoreImplicit()) + ", 0).sum()";
+    std::string Replacement =
+        ReductionName == "sum" ? Where
+                               : "(" + Where + " / " + asPostfix(Ctx, Mask) + ".sum())";
+    // The reduction node is not bound by the matcher: build the edit from its range.
+    CharSourceRange Range = CharSourceRange::getTokenRange(Reduction->getSourceRange());
+    RangeSelector Selector = [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+      return Range;
+    };
+    auto Bound = fixItsFor({changeTo(Selector, cat(Replacement))}, Result);
+    if (Bound)
+      Fixes = *Bound;
+  }
+  report(Call->getExprLoc(), F, Fixes);
+}
+
+} // namespace torch_syncfree

@@ -1,0 +1,70 @@
+#include "CatalogChecks.h"
+#include "TensorFacts.h"
+#include "TorchApi.h"
+
+#include "clang/Lex/Lexer.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void ScalarIndexCheck::registerMatchers(MatchFinder *Finder) {
+  using namespace matchers;
+  Finder->addMatcher(tensorMethodCall("index").bind("call"), this);
+}
+
+void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  if (Call->getNumArgs() != 1)
+    return;
+  // The single element of `{...}`: a tensor converted to TensorIndex.
+  const Expr *List = ignoreWrappers(Call->getArg(0));
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
+    if (Construct->getNumArgs() == 1)
+      List = ignoreWrappers(Construct->getArg(0));
+  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
+    List = ignoreWrappers(Std->getSubExpr());
+  const auto *Init = dyn_cast_or_null<InitListExpr>(List);
+  if (!Init || Init->getNumInits() != 1)
+    return;
+  const Expr *Element = Init->getInit(0)->IgnoreImplicit();
+  const Expr *Index = Element;
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Index))
+    if (Construct->getNumArgs() == 1)
+      Index = Construct->getArg(0)->IgnoreImplicit();
+  if (!isTensorType(Index->getType()) || elementKind(Index) != ElementKind::Integer ||
+      !isZeroDim(Index))
+    return;
+  Placement IndexAt = oracle(Ctx).tensorPlacement(Index);
+  if (!mayBeOnGpu(IndexAt) || !mayBeOnGpu(oracle(Ctx).tensorPlacement(Object)))
+    return;
+
+  Finding F;
+  F.What = "indexing with a 0-dim integer tensor on the GPU reads the index on the host "
+           "(the host waits)";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "a one-element index tensor selects the same row on the device";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  F.Remedy = "index with `t.unsqueeze(0)` and `squeeze(0)` the result";
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation AfterCall = Lexer::getLocForEndOfToken(Call->getRParenLoc(), 0, SM, Ctx.getLangOpts());
+  CharSourceRange IndexRange = CharSourceRange::getTokenRange(Index->getSourceRange());
+  RangeSelector IndexSel = [IndexRange](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+    return IndexRange;
+  };
+  RangeSelector End = [AfterCall](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+    return CharSourceRange::getCharRange(AfterCall, AfterCall);
+  };
+  auto Fixes = fixItsFor({changeTo(IndexSel, cat(asPostfix(Ctx, Index) + ".unsqueeze(0)")),
+                          insertBefore(End, cat(".squeeze(0)"))},
+                         Result);
+  report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+} // namespace torch_syncfree

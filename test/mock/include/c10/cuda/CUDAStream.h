@@ -1,0 +1,20 @@
+// Mock of c10/cuda/CUDAStream.h (the synchronize entry points).
+#pragma once
+#include <cuda_runtime_api.h>
+namespace c10 {
+namespace cuda {
+class CUDAStream {
+public:
+  void synchronize() const;
+  cudaStream_t stream() const;
+};
+CUDAStream getCurrentCUDAStream(signed char device_index = -1);
+void device_synchronize();
+} // namespace cuda
+} // namespace c10
+namespace at {
+namespace cuda {
+using c10::cuda::CUDAStream;
+using c10::cuda::getCurrentCUDAStream;
+} // namespace cuda
+} // namespace at
