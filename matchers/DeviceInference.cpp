@@ -196,11 +196,13 @@ std::optional<Placement> DeviceOracle::factoryPlacement(const CallExpr *Call) {
 
 std::optional<Placement> DeviceOracle::operandsPlacement(const CallExpr *Call) {
   std::optional<Placement> Result;
+  bool SawTensor = false;
   auto Visit = [&](const Expr *Arg) {
     Arg = ignoreWrappers(Arg);
     if (!Arg)
       return;
     if (isTensorType(Arg->getType())) {
+      SawTensor = true;
       Result = join(Result, tensorPlacementImpl(Arg));
       return;
     }
@@ -209,13 +211,19 @@ std::optional<Placement> DeviceOracle::operandsPlacement(const CallExpr *Call) {
       Arg = ignoreWrappers(IL->getSubExpr());
     if (const auto *Init = dyn_cast<InitListExpr>(Arg))
       for (const Expr *Element : Init->inits())
-        if (isTensorType(Element->getType()))
+        if (isTensorType(Element->getType())) {
+          SawTensor = true;
           Result = join(Result, tensorPlacementImpl(Element));
+        }
   };
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
     Visit(MC->getImplicitObjectArgument());
   for (const Expr *Arg : Call->arguments())
     Visit(Arg);
+  // No tensor operand: nothing is known. Tensor operands still being defined
+  // (a cycle such as `x = x * 0`): leave it to the variable's other definitions.
+  if (!Result && !SawTensor)
+    return Placement::Unknown;
   return Result;
 }
 
@@ -283,9 +291,9 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
     }
     // Functions outside LibTorch are unseen here: Unknown.
   }
-  if (!Result)
-    Result = Placement::Unknown;
-  TensorCache[E] = Result;
+  // Results computed inside a cycle are partial: cache only complete ones.
+  if (InProgress.empty())
+    TensorCache[E] = Result;
   return Result;
 }
 

@@ -22,6 +22,11 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   if (!Call || !Object || !isInTorchNamespace(Call->getDirectCallee()))
     return;
   ASTContext &Ctx = *Result.Context;
+  // item<bool>() is torch-sync-host-bool's: one finding per site.
+  if (const TemplateArgumentList *Args = Call->getDirectCallee()->getTemplateSpecializationArgs())
+    if (Args->size() == 1 && Args->get(0).getKind() == TemplateArgument::Type &&
+        Args->get(0).getAsType()->isBooleanType())
+      return;
   Placement Where = oracle(Ctx).tensorPlacement(Object);
   if (!mayBeOnGpu(Where))
     return;

@@ -19,7 +19,7 @@ void logged(torch::Tensor input) {
 }
 
 float branches(torch::Tensor maybe_gpu, std::vector<float> &out) {
-  if (maybe_gpu.item<bool>())
+  if (maybe_gpu.item<float>())
     // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `item()` on a tensor that may be on the GPU copies {{.*}}; true dependency: the value decides an `if`; if the host must decide, decide on the device instead (`torch::where`, masks) or read the value less often [torch-sync-item]
     return 0.f;
   auto v = maybe_gpu.sum().item<float>();
@@ -102,6 +102,7 @@ void negatives() {
   std::cout << blob.sum().item<float>();      // from_blob: CPU memory
   torch::Scalar scalar(1.0);
   std::cout << scalar.toFloat();              // a Scalar is already on the host
+  bool flag = torch::rand({1}, torch::kCUDA).gt(0.5).any().item<bool>(); // torch-sync-host-bool's
 }
 
 template <typename T> T generic(const T &t) { return t.template item<float>(); }

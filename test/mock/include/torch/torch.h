@@ -221,6 +221,8 @@ public:
   Tensor inverse() const;
   Tensor cholesky(bool upper = false) const;
   Tensor isnan() const;
+  Tensor logical_not() const;
+  Tensor argmin(optional<int64_t> dim = nullopt, bool keepdim = false) const;
   Tensor isfinite() const;
   Tensor logical_and(const Tensor &other) const;
   Tensor ge(const Scalar &other) const;
@@ -232,7 +234,7 @@ public:
   Tensor &operator+=(const Tensor &other) const;
   Tensor &operator+=(const Scalar &other) const;
   void backward() const;
-  Tensor grad() const;
+  const Tensor &grad() const;
   bool requires_grad() const;
 };
 
@@ -388,3 +390,8 @@ template <typename Data = at::Tensor, typename Target = at::Tensor> struct Examp
 } // namespace data
 struct NoGradGuard { NoGradGuard(); ~NoGradGuard(); };
 } // namespace torch
+// c10/util/Exception.h: TORCH_CHECK evaluates its condition on the host.
+#define TORCH_CHECK(cond, ...)                                                                     \
+  if (!(cond)) {                                                                                   \
+    throw 0;                                                                                       \
+  }

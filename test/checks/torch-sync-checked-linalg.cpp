@@ -1,0 +1,19 @@
+// RUN: %check_torch_sync %s torch-sync-checked-linalg %t -- %mock_flags
+#include <torch/torch.h>
+
+void positives(torch::Tensor maybe_gpu) {
+  auto a = torch::eye(4, torch::kCUDA) * 2;
+  auto inv = torch::linalg_inv(a);
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `linalg_inv` on a GPU tensor checks the factorisation on the host, so it waits for the GPU; false dependency: the result itself does not need the host; use `linalg_inv_ex`, which returns an `info` tensor instead of raising, and check `info` later (errors are then no longer raised here) [torch-sync-checked-linalg]
+  auto l = torch::linalg_cholesky(maybe_gpu);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `linalg_cholesky` on a tensor that may be on the GPU {{.*}}; use `linalg_cholesky_ex`
+  auto i2 = a.inverse();
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `inverse` on a GPU tensor {{.*}}; use `linalg_inv_ex`
+}
+
+void negatives() {
+  auto host = torch::eye(4) * 2;
+  auto inv = torch::linalg_inv(host);                         // CPU
+  auto a = torch::eye(4, torch::kCUDA) * 2;
+  auto ex = torch::linalg_inv_ex(a);                          // already the remedy
+}

@@ -1,0 +1,28 @@
+// RUN: %check_torch_sync %s torch-sync-mask-index %t -- %mock_flags
+#include <torch/torch.h>
+
+void positives(torch::Tensor maybe_gpu, torch::Tensor idx) {
+  auto x = torch::randn({64}, torch::kCUDA);
+  auto mask = x > 0;
+  auto total = x.index({mask}).sum();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: selecting with a boolean mask on a GPU tensor makes the result's size depend on GPU data, so the host waits to learn it; false dependency: only the selection's `sum()` is used; reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape [torch-sync-mask-index]
+  // CHECK-FIXES: auto total = torch::where(mask, x, 0).sum();
+  auto avg = x.index({x.isnan().logical_not()}).mean();
+  // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: selecting with a boolean mask {{.*}}; false dependency: only the selection's `mean()` is used;
+  // CHECK-FIXES: auto avg = (torch::where(x.isnan().logical_not(), x, 0).sum() / x.isnan().logical_not().sum());
+  auto kept = x.index({mask});
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: selecting with a boolean mask {{.*}}; true dependency: the selection's size shapes what follows; keep shapes fixed with `torch::where(mask, x, fill)` and reduce or mask later [torch-sync-mask-index]
+  auto sel = maybe_gpu.masked_select(maybe_gpu.gt(0.5));
+  // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: selecting with a boolean mask on a tensor that may be on the GPU {{.*}}; true dependency
+  auto maybe = x.index({idx}).sum();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `index({t})` with a tensor that may be a boolean mask {{.*}}; false dependency: only the selection's `sum()` is used; reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape (if `idx` is a boolean mask) [torch-sync-mask-index]
+}
+
+void negatives() {
+  auto x = torch::randn({64}, torch::kCUDA);
+  auto rows = torch::randint(64, {8}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  auto gathered = x.index({rows});                    // an integer gather keeps its shape
+  auto host = torch::randn({64});
+  auto on_cpu = host.index({host > 0}).sum();         // CPU: no sync
+  auto fixed = torch::where(x > 0, x, 0).sum();       // already the remedy
+}
