@@ -12,7 +12,9 @@
 //      with at::cuda::sleep; a step whose host call returns only after that work
 //      finished waited for the GPU (sees cudaDeviceSynchronize, torch::cuda::synchronize
 //      and large pageable copies that debug mode misses);
-//   4. timing: CUDA events around each step, median over the timed steps.
+//   4. timing: CUDA events around each step, median over the timed steps (GPU time
+//      of a step), then wall-clock time of many steps with one synchronization at the
+//      end (throughput: what syncs cost a loop, since the GPU idles while the host waits).
 // Without CUDA (the CPU mode CI runs) the same number of steps run and only the
 // results are printed. Every program runs the same total number of steps in both
 // variants, so original and rewritten programs print comparable results.
@@ -65,9 +67,10 @@ public:
   explicit Harness(std::string name)
       : name_(std::move(name)), warmup_(envInt("SYNCPROBE_WARMUP", 3)),
         probe_steps_(envInt("SYNCPROBE_PROBE_STEPS", 5)),
-        timed_steps_(envInt("SYNCPROBE_TIMED_STEPS", 20)) {}
+        timed_steps_(envInt("SYNCPROBE_TIMED_STEPS", 20)),
+        wall_steps_(envInt("SYNCPROBE_WALL_STEPS", 50)) {}
 
-  /// Runs `step(i)` warmup + 2 * probe_steps + timed_steps times in all.
+  /// Runs `step(i)` warmup + 2 * probe_steps + timed_steps + wall_steps times in all.
   template <typename Step> void run(Step &&step) {
     int index = 0;
     for (int i = 0; i < warmup_; ++i)
@@ -78,13 +81,14 @@ public:
       return;
     }
 #endif
+    const int steps = 2 * probe_steps_ + timed_steps_ + wall_steps_;
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 2 * probe_steps_ + timed_steps_; ++i)
+    for (int i = 0; i < steps; ++i)
       step(index++);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
     std::printf("SYNCPROBE mode cpu\n");
-    std::printf("SYNCPROBE step_ms %.4f\n", ms / (2 * probe_steps_ + timed_steps_));
+    std::printf("SYNCPROBE wall_ms_per_step %.4f\n", ms / steps);
   }
 
   /// A result line `RESULT key value`; tensors print sum and sum of absolute values.
@@ -150,6 +154,16 @@ private:
     }
     for (auto &event : events)
       cudaEventDestroy(event);
+    // Throughput: wall-clock time of many steps, one synchronization at the end. This
+    // is what a sync costs a real loop: the GPU idles while the host catches up.
+    cudaDeviceSynchronize();
+    auto wall_start = std::chrono::steady_clock::now();
+    for (int i = 0; i < wall_steps_; ++i)
+      step(index++);
+    cudaDeviceSynchronize();
+    double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                               wall_start)
+                         .count();
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess) {
       std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(error));
@@ -160,6 +174,7 @@ private:
     std::printf("SYNCPROBE host_waited_steps %d/%d\n", waited_steps, probe_steps_);
     std::printf("SYNCPROBE host_ms_median %.3f\n", median(host_ms));
     std::printf("SYNCPROBE step_ms %.4f\n", median(step_ms));
+    std::printf("SYNCPROBE wall_ms_per_step %.4f\n", wall_ms / wall_steps_);
   }
 
   static double cyclesPerMs() {
@@ -198,7 +213,7 @@ private:
   }
 
   std::string name_;
-  int warmup_, probe_steps_, timed_steps_;
+  int warmup_, probe_steps_, timed_steps_, wall_steps_;
 };
 
 } // namespace syncprobe

@@ -143,7 +143,7 @@ std::string SyncCheck::sourceText(ASTContext &Ctx, const Stmt *S) {
 }
 
 std::string SyncCheck::asPostfix(ASTContext &Ctx, const Expr *E) {
-  const Expr *Spelled = E->IgnoreImplicit();
+  const Expr *Spelled = ignoreWrappers(E)->IgnoreImplicit();
   std::string Text = sourceText(Ctx, Spelled);
   if (isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
       !isa<CXXOperatorCallExpr>(Spelled))

@@ -68,7 +68,7 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
 
   // Index or mask tensors on the CPU used on a GPU tensor: copied with a wait.
   for (const Expr *Index : indexTensors(Call)) {
-    if (Oracle.tensorPlacement(Index) != Placement::Cpu || Target != Placement::Gpu)
+    if (Oracle.tensorPlacement(Index) != Placement::Cpu || !mayBeOnGpu(Target))
       continue;
     F.What = "a CPU index tensor used on a GPU tensor is copied to the GPU with a blocking copy";
     F.Use.Reason = "the host does not need to wait for the index copy";

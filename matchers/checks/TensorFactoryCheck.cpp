@@ -70,7 +70,35 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
   SourceLocation AfterCall = Lexer::getLocForEndOfToken(Call->getRParenLoc(), 0, SM, LO);
   std::string OptionsText = sourceText(Ctx, Spelled);
   std::string Prefix = torchNamespacePrefix(Ctx);
-  if (isDeviceType(Spelled->getType())) {
+  // `opts.device(D)` whose `opts` names no device, or `torch::device(D)`: keep the
+  // rest of the options and move to D.
+  const Expr *DeviceArg = nullptr, *OtherOptions = nullptr;
+  if (const auto *Chain = dyn_cast<CXXMemberCallExpr>(Spelled)) {
+    if (calleeName(Chain) == "device" && explicitArgCount(Chain) == 1 &&
+        isTensorOptionsType(Chain->getImplicitObjectArgument()->getType()) &&
+        !oracle(Ctx).devicePlacement(Chain->getImplicitObjectArgument())) {
+      DeviceArg = Chain->getArg(0);
+      OtherOptions = Chain->getImplicitObjectArgument();
+    }
+  } else if (const auto *Free = dyn_cast<CallExpr>(Spelled)) {
+    if (calleeName(Free) == "device" && Free->getNumArgs() == 1)
+      DeviceArg = Free->getArg(0);
+  }
+  if (DeviceArg && isSideEffectFree(Spelled)) {
+    std::string DeviceText = sourceText(Ctx, ignoreWrappers(DeviceArg)->IgnoreImplicit());
+    if (OtherOptions) {
+      Edits.push_back(changeTo(rangeOf(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
+                               cat(sourceText(Ctx, OtherOptions->IgnoreImplicit()))));
+    } else {
+      SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
+      Edits.push_back(changeTo(rangeOf(CharSourceRange::getCharRange(
+                                   AfterValues, Lexer::getLocForEndOfToken(
+                                                    Options->getEndLoc(), 0, SM, LO))),
+                               cat("")));
+    }
+    Edits.push_back(insertBefore(rangeOf(CharSourceRange::getCharRange(AfterCall, AfterCall)),
+                                 cat(".to(" + DeviceText + ", /*non_blocking=*/true)")));
+  } else if (isDeviceType(Spelled->getType())) {
     // torch::tensor(v, torch::kCUDA) -> torch::tensor(v).to(torch::kCUDA, true)
     SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
     Edits.push_back(changeTo(rangeOf(CharSourceRange::getCharRange(

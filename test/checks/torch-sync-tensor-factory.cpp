@@ -8,13 +8,16 @@ void positives(torch::Device device, const std::vector<float> &host) {
   // CHECK-FIXES: auto a = torch::tensor({1.0, 2.0, 3.0}).to(torch::kCUDA, /*non_blocking=*/true);
   auto b = torch::tensor(host, torch::TensorOptions().dtype(torch::kFloat).device(device));
   // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `torch::tensor(<list>, <GPU options>)`
-  // CHECK-FIXES: auto b = torch::tensor(host, torch::TensorOptions().dtype(torch::kFloat).device(device).device(torch::kCPU)).to(torch::TensorOptions().dtype(torch::kFloat).device(device).device(), /*non_blocking=*/true);
+  // CHECK-FIXES: auto b = torch::tensor(host, torch::TensorOptions().dtype(torch::kFloat)).to(device, /*non_blocking=*/true);
   const auto opts = torch::TensorOptions().device(torch::kCUDA);
   for (int i = 0; i < 3; ++i) {
     auto c = torch::tensor({i, i + 1}, opts);
     // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: {{.*}} (every iteration of the loop at line [[@LINE-2]]);
     // CHECK-FIXES: auto c = torch::tensor({i, i + 1}, opts.device(torch::kCPU)).to(opts.device(), /*non_blocking=*/true);
   }
+  auto d = torch::tensor({1.0, 2.0}, torch::device(device));
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `torch::tensor(<list>, <GPU options>)`
+  // CHECK-FIXES: auto d = torch::tensor({1.0, 2.0}).to(device, /*non_blocking=*/true);
   auto g = torch::tensor({1.0}, torch::TensorOptions().device(device).requires_grad(true));
   // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `torch::tensor(<list>, <GPU options>)`
 }

@@ -1,0 +1,39 @@
+// The catalog's fix-its against the REAL LibTorch headers: every fixed line must
+// compile with 1.13 and 2.11 (fixes use only APIs the headers declare).
+#include <torch/torch.h>
+#include <vector>
+
+torch::Tensor catalog(torch::nn::Linear &model, const std::vector<float> &host) {
+  auto x = torch::randn({64}, torch::kCUDA);
+  auto t = torch::tensor(host, torch::kCUDA);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `torch::tensor(<list>, <GPU options>)` {{.*}}[torch-sync-tensor-factory]
+  // CHECK-FIXES: auto t = torch::tensor(host).to(torch::kCUDA, /*non_blocking=*/true);
+  auto u = torch::tensor({1.0, 2.0}, torch::TensorOptions().dtype(torch::kDouble).device(torch::kCUDA));
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `torch::tensor(<list>, <GPU options>)` {{.*}}[torch-sync-tensor-factory]
+  // CHECK-FIXES: auto u = torch::tensor({1.0, 2.0}, torch::TensorOptions().dtype(torch::kDouble)).to(torch::kCUDA, /*non_blocking=*/true);
+  auto mask = x > 0;
+  auto total = x.index({mask}).sum();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: selecting with a boolean mask {{.*}}[torch-sync-mask-index]
+  // CHECK-FIXES: auto total = torch::where(mask, x, 0).sum();
+  auto best = x.argmax();
+  auto picked = x.index({best});
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: indexing with a 0-dim integer tensor {{.*}}[torch-sync-scalar-index]
+  // CHECK-FIXES: auto picked = x.index({best.unsqueeze(0)}).squeeze(0);
+  auto idx = torch::randint(64, {8}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  x.index_put_({idx}, 0.0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `index_put_` with integer indices {{.*}}[torch-sync-index-put]
+  // CHECK-FIXES: x.index_put_({idx}, torch::scalar_tensor(0.0, x.options()));
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `clip_grad_norm_` {{.*}}[torch-sync-grad-norm]
+  // CHECK-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { {{.*}} }(model->parameters(), 1.0);
+  auto nz = mask.nonzero();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `nonzero` on a GPU tensor {{.*}}[torch-sync-dynamic-shape]
+  if (x.sum().is_nonzero())
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `is_nonzero` on a GPU tensor {{.*}}[torch-sync-host-bool]
+    return t;
+  auto inv = torch::linalg_inv(torch::eye(4, torch::kCUDA));
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `linalg_inv` on a GPU tensor {{.*}}[torch-sync-checked-linalg]
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}[torch-sync-explicit]
+  return total + picked + u + nz.sum() + inv.sum();
+}
