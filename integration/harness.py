@@ -13,6 +13,7 @@ Stages (see docs/integration.md):
            compile and keep results; the GPU mode proves they remove syncs.
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -48,9 +49,9 @@ def prepare(args):
     shutil.copytree(os.path.join(HERE, "probe"), os.path.join(out, "probe"))
     flags = ["-std=c++17", "-isystem", HERE] + torch_header_flags(args.headers)
     programs = sorted(p[:-4] for p in os.listdir(os.path.join(HERE, "programs")) if p.endswith(".cpp"))
-    for name in programs:
-        if args.only and name not in args.only:
-            continue
+    programs = [name for name in programs if not args.only or name in args.only]
+
+    def rewrite(name):
         dest = os.path.join(out, name)
         if os.path.exists(dest):
             shutil.rmtree(dest)
@@ -62,8 +63,7 @@ def prepare(args):
         proc = subprocess.run([tool, "--fix", "--format=json", fixed, "--"] + flags,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if proc.returncode not in (0, 1):
-            sys.exit("harness: torch-syncfree failed on %s (exit %d):\n%s" %
-                     (name, proc.returncode, proc.stderr))
+            return name, None, "torch-syncfree failed on %s (exit %d):\n%s" % (name, proc.returncode, proc.stderr)
         findings = json.loads(proc.stdout)
         for f in findings:
             f["file"] = os.path.basename(f["file"])
@@ -72,8 +72,15 @@ def prepare(args):
         twin = os.path.join(HERE, "twins", name + ".cpp")
         if os.path.exists(twin):
             shutil.copy(twin, os.path.join(dest, "twin.cpp"))
-        print("prepared %-22s %d findings, %d fixable" %
-              (name, len(findings), sum(f["fixable"] for f in findings)))
+        return name, findings, None
+
+    # Each program is its own translation unit: rewrite them in parallel.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for name, findings, error in pool.map(rewrite, programs):
+            if error:
+                sys.exit("harness: " + error)
+            print("prepared %-22s %d findings, %d fixable" %
+                  (name, len(findings), sum(f["fixable"] for f in findings)))
     print("staged tree: %s" % out)
 
 

@@ -36,6 +36,9 @@ static const CheckInfo Catalog[] = {
      "docs/checks/torch-sync-explicit.md"},
     {"torch-sync-print", "printing tensor values copies them to the host",
      "docs/checks/torch-sync-print.md"},
+    {"torch-sync-deferred-accumulate",
+     "metric += t.item<T>() in a loop, read after it: accumulate on the device",
+     "docs/checks/torch-sync-deferred-accumulate.md"},
 };
 
 llvm::ArrayRef<CheckInfo> checkCatalog() { return Catalog; }

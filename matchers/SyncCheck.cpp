@@ -2,6 +2,7 @@
 
 #include "TorchApi.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Tooling/Transformer/SourceCode.h"
@@ -164,7 +165,20 @@ bool SyncCheck::isDiscarded(ASTContext &Ctx, const Expr *E) {
       Current = Parent;
       continue;
     }
-    return isa<CompoundStmt>(Parent);
+    if (isa<CompoundStmt>(Parent))
+      return true;
+    // The body of a loop or a branch written without braces.
+    if (const auto *If = dyn_cast<IfStmt>(Parent))
+      return If->getThen() == Current || If->getElse() == Current;
+    if (const auto *For = dyn_cast<ForStmt>(Parent))
+      return For->getBody() == Current || For->getInc() == Current;
+    if (const auto *While = dyn_cast<WhileStmt>(Parent))
+      return While->getBody() == Current;
+    if (const auto *Do = dyn_cast<DoStmt>(Parent))
+      return Do->getBody() == Current;
+    if (const auto *Range = dyn_cast<CXXForRangeStmt>(Parent))
+      return Range->getBody() == Current;
+    return false;
   }
 }
 

@@ -27,6 +27,7 @@ public:
     Factories.registerCheck<GradNormCheck>("torch-sync-grad-norm");
     Factories.registerCheck<ExplicitSyncCheck>("torch-sync-explicit");
     Factories.registerCheck<PrintCheck>("torch-sync-print");
+    Factories.registerCheck<DeferredAccumulateCheck>("torch-sync-deferred-accumulate");
   }
 };
 

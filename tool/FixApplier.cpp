@@ -149,8 +149,21 @@ FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
         if (Duplicate)
           continue;
         if (llvm::Error Err = Trial[Entry.first()].add(R)) {
-          llvm::consumeError(std::move(Err));
-          Conflict = true;
+          // Two insertions at one offset (two fixes inserting before the same loop)
+          // are not a conflict: the later one goes after the earlier, as clang-tidy
+          // and clang-apply-replacements do.
+          bool InsertConflict = false;
+          llvm::handleAllErrors(std::move(Err), [&](const tooling::ReplacementError &E) {
+            InsertConflict = E.get() == tooling::replacement_error::insert_conflict;
+          });
+          if (!InsertConflict) {
+            Conflict = true;
+            continue;
+          }
+          tooling::Replacements &Current = Trial[Entry.first()];
+          tooling::Replacement Shifted(R.getFilePath(), Current.getShiftedCodePosition(R.getOffset()),
+                                       R.getLength(), R.getReplacementText());
+          Current = Current.merge(tooling::Replacements(Shifted));
         }
       }
     if (Conflict) {

@@ -35,6 +35,8 @@ TORCH_SYNCFREE_DECLARE_CHECK(GradNormCheck)
 TORCH_SYNCFREE_DECLARE_CHECK(ExplicitSyncCheck)
 /// torch-sync-print: streaming or printing tensor values.
 TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
+/// torch-sync-deferred-accumulate: `metric += t.item<T>()` in a loop, read after it.
+TORCH_SYNCFREE_DECLARE_CHECK(DeferredAccumulateCheck)
 
 #undef TORCH_SYNCFREE_DECLARE_CHECK
 

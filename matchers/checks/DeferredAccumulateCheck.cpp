@@ -1,0 +1,199 @@
+// torch-sync-deferred-accumulate: `metric += t.item<T>()` inside a loop, with the
+// metric read only after the loop, becomes a device accumulator declared before the
+// loop, a device-side add in the body and one `item()` after the loop.
+#include "CatalogChecks.h"
+#include "TensorFacts.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(
+      binaryOperator(hasAnyOperatorName("+=", "-="),
+                     hasLHS(ignoringParenImpCasts(
+                         declRefExpr(to(varDecl(hasLocalStorage(), hasType(qualType(anyOf(isInteger(), realFloatingPointType()))))
+                                            .bind("var"))))),
+                     hasRHS(anyOf(
+                         ignoringParenImpCasts(matchers::tensorMethodCall("item").bind("item")),
+                         hasDescendant(matchers::tensorMethodCall("item").bind("item")))),
+                     matchers::userCode())
+          .bind("accumulate"),
+      this);
+}
+
+/// The innermost loop around \p S within its function, or nullptr.
+static const Stmt *innermostLoop(ASTContext &Ctx, const Stmt *S) {
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    Node = Parents[0];
+    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
+      return nullptr;
+    if (const auto *Loop = Node.get<Stmt>())
+      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Loop))
+        return Loop;
+  }
+}
+
+static const Stmt *loopBody(const Stmt *Loop) {
+  if (const auto *For = dyn_cast<ForStmt>(Loop))
+    return For->getBody();
+  if (const auto *While = dyn_cast<WhileStmt>(Loop))
+    return While->getBody();
+  if (const auto *Do = dyn_cast<DoStmt>(Loop))
+    return Do->getBody();
+  if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop))
+    return Range->getBody();
+  return nullptr;
+}
+
+/// Paths that leave the loop without passing the statement right after it.
+static bool hasNonLocalExit(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<ReturnStmt, GotoStmt, CXXThrowExpr, CoreturnStmt>(S))
+    return true;
+  if (isa<LambdaExpr>(S))
+    return false;
+  for (const Stmt *Child : S->children())
+    if (hasNonLocalExit(Child))
+      return true;
+  return false;
+}
+
+void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Accumulate = Result.Nodes.getNodeAs<BinaryOperator>("accumulate");
+  const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");
+  const auto *Item = Result.Nodes.getNodeAs<CXXMemberCallExpr>("item");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const LangOptions &LO = Ctx.getLangOpts();
+  if (!isDiscarded(Ctx, Accumulate))
+    return;
+  const Stmt *Loop = innermostLoop(Ctx, Accumulate);
+  if (!Loop)
+    return;
+  Placement Where = oracle(Ctx).tensorPlacement(Object);
+  if (!mayBeOnGpu(Where))
+    return;
+  // The metric lives outside the loop, is touched in the loop only here, and is
+  // read after the loop.
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || !SM.isBeforeInTranslationUnit(Var->getEndLoc(), Loop->getBeginLoc()))
+    return;
+  const auto *Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
+  bool UsedInLoop = false, ReadAfter = false;
+  SourceRange LoopRange = Loop->getSourceRange();
+  for (const auto &Node :
+       match(findAll(declRefExpr(to(varDecl(equalsNode(Var)))).bind("ref")), *FD->getBody(), Ctx)) {
+    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+    if (Ref == Lhs)
+      continue;
+    SourceLocation Loc = Ref->getBeginLoc();
+    if (!SM.isBeforeInTranslationUnit(Loc, LoopRange.getBegin()) &&
+        !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc))
+      UsedInLoop = true; // read, passed by reference or captured in the loop
+    else if (SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc))
+      ReadAfter = true;
+  }
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(loopBody(Loop));
+  // The item call must be the only host read in the summand: `t.item<T>()`,
+  // optionally multiplied or divided by a host value.
+  const Expr *Rhs = Accumulate->getRHS()->IgnoreParenImpCasts();
+  bool SimpleSummand = Rhs == Item;
+  if (const auto *Product = dyn_cast<BinaryOperator>(Rhs))
+    SimpleSummand = (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div) &&
+                    (Product->getLHS()->IgnoreParenImpCasts() == Item ||
+                     (Product->getRHS()->IgnoreParenImpCasts() == Item &&
+                      Product->getOpcode() == BO_Mul)) &&
+                    isSideEffectFree(Product->getLHS()->IgnoreParenImpCasts() == Item
+                                         ? Product->getRHS()
+                                         : Product->getLHS());
+  bool HasTemplateArg = Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
+
+  Finding F;
+  F.What = "`" + Var->getNameAsString() + "` accumulates `item()` every iteration, so every "
+           "iteration waits for the GPU";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the sum is read only after the loop";
+  F.Use.LoopLine = SM.getExpansionLineNumber(Loop->getBeginLoc());
+  F.Remedy = "accumulate on the device and read the total once after the loop";
+  std::string Refusal;
+  if (UsedInLoop)
+    Refusal = "`" + Var->getNameAsString() + "` is also used inside the loop";
+  else if (!ReadAfter)
+    Refusal = "`" + Var->getNameAsString() + "` is not read after the loop";
+  else if (hasNonLocalExit(loopBody(Loop)))
+    Refusal = "the loop can exit through return, goto or an exception before the read";
+  else if (!Body)
+    Refusal = "the loop body is not a block";
+  else if (!SimpleSummand || !HasTemplateArg || !isSideEffectFree(Object))
+    Refusal = "the summand is not a plain `t.item<T>()` (times a host value)";
+  if (!Refusal.empty()) {
+    // Without a safe rewrite this is torch-sync-item's finding; say why once here.
+    F.Remedy += " (no fix: " + Refusal + ")";
+    report(Accumulate->getOperatorLoc(), F);
+    return;
+  }
+
+  QualType Type = Var->getType().getCanonicalType();
+  bool Floating = Type->isFloatingType();
+  std::string Dtype = torchNamespacePrefix(Ctx) +
+                      (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
+                                : "kLong");
+  std::string Accumulator = Var->getNameAsString() + "_on_device";
+  std::string BodyText = sourceText(Ctx, FD->getBody());
+  if (BodyText.find(Accumulator) != std::string::npos)
+    return; // the name is taken
+  std::string ItemType = Var->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy());
+
+  // Indentation of the loop, for the inserted lines.
+  unsigned Column = SM.getExpansionColumnNumber(Loop->getBeginLoc());
+  std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
+  // The summand as a tensor: the item call replaced by `t.detach().to(dtype)`.
+  std::string RhsText = sourceText(Ctx, Accumulate->getRHS());
+  unsigned RhsBegin = SM.getFileOffset(SM.getSpellingLoc(Accumulate->getRHS()->getBeginLoc()));
+  unsigned ItemBegin = SM.getFileOffset(SM.getSpellingLoc(Item->getBeginLoc()));
+  std::string ItemText = sourceText(Ctx, Item);
+  if (ItemBegin < RhsBegin || ItemBegin - RhsBegin + ItemText.size() > RhsText.size())
+    return;
+  std::string DeviceSummand = RhsText;
+  DeviceSummand.replace(ItemBegin - RhsBegin, ItemText.size(),
+                        asPostfix(Ctx, Object) + ".detach().to(" + Dtype + ")");
+  std::string Op = Accumulate->getOpcode() == BO_AddAssign ? "+=" : "-=";
+
+  SourceLocation LoopBegin = Loop->getBeginLoc();
+  SourceLocation LoopEnd = Lexer::getLocForEndOfToken(Loop->getEndLoc(), 0, SM, LO);
+  auto At = [](SourceLocation Loc) -> RangeSelector {
+    return [Loc](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
+      return CharSourceRange::getCharRange(Loc, Loc);
+    };
+  };
+  CharSourceRange StatementRange = CharSourceRange::getTokenRange(Accumulate->getSourceRange());
+  RangeSelector Statement = [StatementRange](const MatchFinder::MatchResult &)
+      -> Expected<CharSourceRange> { return StatementRange; };
+  auto Fixes = fixItsFor(
+      {insertBefore(At(LoopBegin), cat("auto " + Accumulator + " = " + torchNamespacePrefix(Ctx) +
+                                       "zeros({}, " + Dtype + ");\n" + Indent)),
+       changeTo(Statement, cat(Accumulator + " = " + Accumulator + " + (" + DeviceSummand + ")")),
+       insertBefore(At(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
+                                     Accumulator + ".item<" + ItemType + ">();"))},
+      Result);
+  report(Accumulate->getOperatorLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+} // namespace torch_syncfree
