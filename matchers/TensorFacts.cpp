@@ -167,7 +167,13 @@ bool isSideEffectFree(const Expr *E) {
         Pure = false;
     if (const auto *Call = dyn_cast<CallExpr>(S)) {
       const FunctionDecl *FD = Call->getDirectCallee();
-      if (!FD || (!isInTorchNamespace(FD) && !FD->isInStdNamespace()))
+      const auto *Method = dyn_cast_or_null<CXXMethodDecl>(FD);
+      bool InStd = FD && (FD->isInStdNamespace() || (Method && Method->getParent()->isInStdNamespace()));
+      // Standard-library members that only read: const members and element access.
+      bool StdReader = InStd && (!Method || Method->isConst() ||
+                                 Method->getOverloadedOperator() == OO_Subscript ||
+                                 calleeName(Call) == "at");
+      if (!FD || (!isInTorchNamespace(FD) && !StdReader))
         Pure = false;
       else if (calleeName(Call).ends_with("_"))
         Pure = false;

@@ -18,6 +18,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include <atomic>
+#include <mutex>
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
@@ -48,8 +56,29 @@ cl::opt<bool> FixErrors("fix-errors",
 cl::opt<std::string> ExportFixes("export-fixes",
                                  cl::desc("Write the fixes as clang-apply-replacements YAML"),
                                  cl::value_desc("file.yaml"), cl::cat(Category));
-cl::opt<std::string> Format("format", cl::desc("Output format: text (clang-style) or json"),
+cl::opt<std::string> Format("format",
+                           cl::desc("Output format: text (clang-style), json or sarif (2.1.0)"),
                            cl::init("text"), cl::cat(Category));
+cl::opt<unsigned> Jobs("j", cl::desc("Translation units analysed in parallel (default: the cores)"),
+                       cl::init(0), cl::cat(Category));
+cl::opt<std::string> FailOn("fail-on",
+                            cl::desc("Dependency classes that make the exit status 1: "
+                                     "true, false or any (default any)"),
+                            cl::init("any"), cl::cat(Category));
+cl::opt<std::string> Baseline("baseline",
+                              cl::desc("Report only findings not in this baseline file"),
+                              cl::value_desc("file"), cl::cat(Category));
+cl::opt<std::string> WriteBaseline("write-baseline",
+                                   cl::desc("Write the current findings as a baseline file"),
+                                   cl::value_desc("file"), cl::cat(Category));
+cl::opt<std::string> LineFilter("line-filter",
+                                cl::desc("Report only on these lines, as clang-tidy's "
+                                         "--line-filter: [{\"name\":\"file.cpp\",\"lines\":[[1,9]]}]"),
+                                cl::cat(Category));
+cl::opt<std::string> DiffRef("diff",
+                             cl::desc("Report only on lines changed since this git ref"),
+                             cl::value_desc("git ref"), cl::cat(Category));
+cl::opt<bool> Quiet("quiet", cl::desc("No progress lines or summary"), cl::cat(Category));
 cl::opt<std::string> Config("config", cl::desc("A .clang-tidy configuration as YAML text"),
                             cl::cat(Category));
 
@@ -109,8 +138,15 @@ private:
   std::unique_ptr<tooling::CompilationDatabase> Inner;
 };
 
+/// The --line-filter / --diff line filter (clang-tidy's JSON format); parsed once.
+std::string EffectiveLineFilter;
+
 std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
   ClangTidyGlobalOptions Global;
+  if (!EffectiveLineFilter.empty() && parseLineFilter(EffectiveLineFilter, Global)) {
+    errs() << "torch-syncfree: error: invalid line filter: " << EffectiveLineFilter << "\n";
+    exit(ExitUsage);
+  }
   ClangTidyOptions Defaults = ClangTidyOptions::getDefaults();
   Defaults.Checks = "-*,torch-sync-*";
   Defaults.HeaderFilterRegex = ".*"; // user headers too; system headers never
@@ -155,6 +191,70 @@ void makePathsAbsolute(ClangTidyError &Error) {
     Note.FilePath = Absolute(Note.FilePath);
 }
 
+/// Lines changed since a git ref, as a clang-tidy line filter (JSON). Runs
+/// `git diff -U0 <ref>` in the current directory; returns an error message in Error.
+std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
+  auto Git = sys::findProgramByName("git");
+  if (!Git) {
+    Error = "--diff needs git on the PATH";
+    return "";
+  }
+  SmallString<128> Output, TopOutput;
+  sys::fs::createTemporaryFile("torch-syncfree-diff", "txt", Output);
+  sys::fs::createTemporaryFile("torch-syncfree-top", "txt", TopOutput);
+  std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Output), StringRef("")};
+  std::string RefArg = Ref.str();
+  int Code = sys::ExecuteAndWait(*Git, {"git", "diff", "-U0", "--no-color", RefArg, "--"},
+                                 std::nullopt, Redirects);
+  std::optional<StringRef> TopRedirects[] = {std::nullopt, StringRef(TopOutput), StringRef("")};
+  sys::ExecuteAndWait(*Git, {"git", "rev-parse", "--show-toplevel"}, std::nullopt, TopRedirects);
+  auto Diff = MemoryBuffer::getFile(Output);
+  auto Top = MemoryBuffer::getFile(TopOutput);
+  sys::fs::remove(Output);
+  sys::fs::remove(TopOutput);
+  if (Code != 0 || !Diff) {
+    Error = "git diff " + Ref.str() + " failed (is it a git ref of this repository?)";
+    return "";
+  }
+  std::string Root = Top ? (*Top)->getBuffer().trim().str() : "";
+  json::Array Files;
+  json::Array *Lines = nullptr;
+  for (StringRef Line : split((*Diff)->getBuffer(), '\n')) {
+    if (Line.consume_front("+++ ")) {
+      Lines = nullptr;
+      if (Line == "/dev/null")
+        continue;
+      Line.consume_front("b/");
+      SmallString<256> Path(Root);
+      sys::path::append(Path, Line);
+      Files.push_back(json::Object{{"name", Path.str()}, {"lines", json::Array{}}});
+      Lines = Files.back().getAsObject()->getArray("lines");
+    } else if (Lines && Line.consume_front("@@ ")) {
+      // @@ -a,b +c,d @@: lines c .. c+d-1 of the new file (d defaults to 1).
+      StringRef New = Line.split(' ').second.split(' ').first;
+      New.consume_front("+");
+      unsigned Start = 0, Count = 1;
+      auto [StartText, CountText] = New.split(',');
+      StartText.getAsInteger(10, Start);
+      if (!CountText.empty())
+        CountText.getAsInteger(10, Count);
+      if (Count > 0)
+        Lines->push_back(json::Array{Start, Start + Count - 1});
+    }
+  }
+  // A changed file with no added lines filters everything out of it: say so with
+  // an impossible range rather than no entry (no entry would mean "all lines").
+  for (json::Value &File : Files)
+    if (File.getAsObject()->getArray("lines")->empty())
+      File.getAsObject()->getArray("lines")->push_back(json::Array{0, 0});
+  if (Files.empty()) // nothing changed: a filter that matches no line
+    Files.push_back(json::Object{{"name", "/"}, {"lines", json::Array{json::Array{0, 0}}}});
+  std::string Text;
+  raw_string_ostream OS(Text);
+  OS << json::Value(std::move(Files));
+  return Text;
+}
+
 } // namespace
 
 int main(int argc, const char **argv) {
@@ -176,8 +276,24 @@ int main(int argc, const char **argv) {
     return usageError(First.empty() ? "invalid command line" : First);
   }
 
-  if (Format != "text" && Format != "json")
-    return usageError("unknown --format '" + Format + "' (expected text or json)");
+  if (Format != "text" && Format != "json" && Format != "sarif")
+    return usageError("unknown --format '" + Format + "' (expected text, json or sarif)");
+  if (FailOn != "any" && FailOn != "true" && FailOn != "false")
+    return usageError("unknown --fail-on '" + FailOn + "' (expected true, false or any)");
+  if (!LineFilter.empty() && !DiffRef.empty())
+    return usageError("--line-filter and --diff cannot be combined");
+  EffectiveLineFilter = LineFilter;
+  if (!DiffRef.empty()) {
+    std::string Error;
+    EffectiveLineFilter = lineFilterFromGitDiff(DiffRef, Error);
+    if (!Error.empty())
+      return usageError(Error);
+  }
+  if (!EffectiveLineFilter.empty()) {
+    ClangTidyGlobalOptions Probe;
+    if (parseLineFilter(EffectiveLineFilter, Probe))
+      return usageError("invalid --line-filter (expected clang-tidy's JSON line filter)");
+  }
 
   if (ListChecks) {
     auto Provider = makeOptionsProvider();
@@ -229,59 +345,128 @@ int main(int argc, const char **argv) {
   }
 
   auto Started = std::chrono::system_clock::now();
+  auto Clock = std::chrono::steady_clock::now();
   auto BaseFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::getRealFileSystem());
+
+  // Analyse every translation unit, in parallel; results are printed in input order.
+  struct UnitResult {
+    std::unique_ptr<ClangTidyContext> Context;
+    std::vector<ClangTidyError> Findings;
+    std::string CompileError;
+  };
+  std::vector<UnitResult> Units(Files.size());
+  std::atomic<unsigned> Done{0}, FindingCount{0};
+  std::mutex ProgressMutex;
+  bool Terminal = sys::Process::StandardErrIsDisplayed();
+  bool ShowProgress = !Quiet && Files.size() > 1;
+  unsigned Threads = Jobs ? Jobs : std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+  {
+    DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
+    for (size_t I = 0; I < Files.size(); ++I)
+      Pool.async([&, I] {
+        UnitResult &Unit = Units[I];
+        Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
+        std::vector<ClangTidyError> Errors =
+            runClangTidy(*Unit.Context, *Compilations, {Files[I]}, BaseFS, /*ApplyAnyFix=*/false,
+                         /*EnableCheckProfile=*/false, "", /*Quiet=*/true);
+        for (ClangTidyError &Error : Errors) {
+          makePathsAbsolute(Error);
+          if (Error.DiagLevel == ClangTidyError::Error &&
+              StringRef(Error.DiagnosticName).starts_with("clang-diagnostic")) {
+            if (Unit.CompileError.empty())
+              Unit.CompileError = Error.Message.FilePath + ": " + Error.Message.Message;
+            continue;
+          }
+          if (StringRef(Error.DiagnosticName).starts_with("torch-sync-"))
+            Unit.Findings.push_back(std::move(Error));
+        }
+        FindingCount += Unit.Findings.size();
+        unsigned Finished = ++Done;
+        if (ShowProgress) {
+          std::lock_guard<std::mutex> Lock(ProgressMutex);
+          double Elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - Clock).count();
+          if (Terminal)
+            errs() << "\r[" << Finished << "/" << Files.size() << "] " << FindingCount
+                   << " findings, " << format("%.1f", Elapsed) << " s" << (Finished == Files.size() ? "\n" : "");
+          else
+            errs() << "torch-syncfree: [" << Finished << "/" << Files.size() << "] " << Files[I]
+                   << ": " << Unit.Findings.size() << " findings\n";
+        }
+      });
+    Pool.wait();
+  }
+
   std::vector<ClangTidyError> AllFindings;
   bool CompileFailed = false;
   std::set<std::tuple<std::string, unsigned, std::string>> Seen;
-  for (const std::string &File : Files) {
-    ClangTidyContext Context(makeOptionsProvider());
-    std::vector<ClangTidyError> Errors =
-        runClangTidy(Context, *Compilations, {File}, BaseFS, /*ApplyAnyFix=*/false,
-                     /*EnableCheckProfile=*/false, "", /*Quiet=*/true);
-    std::vector<ClangTidyError> TUFindings;
-    bool TUFailed = false;
-    for (ClangTidyError &Error : Errors) {
-      makePathsAbsolute(Error);
-      if (Error.DiagLevel == ClangTidyError::Error &&
-          StringRef(Error.DiagnosticName).starts_with("clang-diagnostic")) {
-        if (!TUFailed)
-          errs() << "torch-syncfree: error: " << File
-                 << " does not compile: " << Error.Message.FilePath << ": "
-                 << Error.Message.Message << "\n";
-        TUFailed = true;
-        continue;
-      }
-      if (!StringRef(Error.DiagnosticName).starts_with("torch-sync-"))
-        continue;
-      // A header seen from many translation units is reported once.
-      if (!Seen.insert({Error.Message.FilePath, Error.Message.FileOffset,
-                        Error.DiagnosticName})
-               .second)
-        continue;
-      TUFindings.push_back(std::move(Error));
-    }
-    llvm::stable_sort(TUFindings, [](const ClangTidyError &A, const ClangTidyError &B) {
-      return std::tie(A.Message.FilePath, A.Message.FileOffset) <
-             std::tie(B.Message.FilePath, B.Message.FileOffset);
-    });
-    CompileFailed |= TUFailed;
-    if (TUFailed && !FixErrors)
-      for (ClangTidyError &Error : TUFindings)
-        Error.Message.Fix.clear();
-    if (Format == "text" && !TUFindings.empty()) {
-      unsigned WarningsAsErrors = 0;
-      handleErrors(TUFindings, Context, FB_NoFix, WarningsAsErrors, BaseFS);
-    }
-    for (ClangTidyError &Error : TUFindings)
-      AllFindings.push_back(std::move(Error));
-  }
-
-  llvm::stable_sort(AllFindings, [](const ClangTidyError &A, const ClangTidyError &B) {
+  auto ByLocation = [](const ClangTidyError &A, const ClangTidyError &B) {
     return std::tie(A.Message.FilePath, A.Message.FileOffset) <
            std::tie(B.Message.FilePath, B.Message.FileOffset);
-  });
+  };
+  for (size_t I = 0; I < Files.size(); ++I) {
+    UnitResult &Unit = Units[I];
+    if (!Unit.CompileError.empty()) {
+      errs() << "torch-syncfree: error: " << Files[I] << " does not compile: " << Unit.CompileError
+             << "\n";
+      CompileFailed = true;
+      if (!FixErrors)
+        for (ClangTidyError &Error : Unit.Findings)
+          Error.Message.Fix.clear();
+    }
+    // A header seen from many translation units is reported (and fixed) once.
+    std::vector<ClangTidyError> Unique;
+    for (ClangTidyError &Error : Unit.Findings)
+      if (Seen.insert({Error.Message.FilePath, Error.Message.FileOffset, Error.DiagnosticName}).second)
+        Unique.push_back(std::move(Error));
+    llvm::stable_sort(Unique, ByLocation);
+    Unit.Findings = std::move(Unique);
+  }
+
+  // Baselines filter what is reported, fixed and counted.
+  std::vector<torch_syncfree::ReportedFinding> Reported;
+  {
+    std::vector<ClangTidyError> Flat;
+    for (UnitResult &Unit : Units)
+      for (ClangTidyError &Error : Unit.Findings)
+        Flat.push_back(Error);
+    Reported = torch_syncfree::collectFindings(Flat);
+  }
+  if (!WriteBaseline.empty()) {
+    std::string Failure = torch_syncfree::writeBaseline(Reported, WriteBaseline);
+    if (!Failure.empty())
+      return usageError(Failure);
+  }
+  unsigned Baselined = 0;
+  if (!Baseline.empty()) {
+    std::set<std::tuple<std::string, unsigned, std::string>> Keep;
+    std::string Failure = torch_syncfree::applyBaseline(Reported, Baseline, Baselined);
+    if (!Failure.empty())
+      return usageError(Failure);
+    for (const auto &F : Reported)
+      Keep.insert({F.File, F.Offset, F.Check});
+    for (UnitResult &Unit : Units)
+      Unit.Findings.erase(std::remove_if(Unit.Findings.begin(), Unit.Findings.end(),
+                                         [&](const ClangTidyError &E) {
+                                           return !Keep.count({E.Message.FilePath,
+                                                               E.Message.FileOffset,
+                                                               E.DiagnosticName});
+                                         }),
+                          Unit.Findings.end());
+  }
+
+  for (UnitResult &Unit : Units) {
+    if (Format == "text" && !Unit.Findings.empty()) {
+      unsigned WarningsAsErrors = 0;
+      handleErrors(Unit.Findings, *Unit.Context, FB_NoFix, WarningsAsErrors, BaseFS);
+    }
+    for (ClangTidyError &Error : Unit.Findings)
+      AllFindings.push_back(std::move(Error));
+  }
+  llvm::stable_sort(AllFindings, ByLocation);
   if (Format == "json")
-    torch_syncfree::printJson(torch_syncfree::collectFindings(AllFindings), outs());
+    torch_syncfree::printJson(Reported, outs());
+  else if (Format == "sarif")
+    torch_syncfree::printSarif(Reported, outs());
 
   if (!ExportFixes.empty()) {
     std::string YAML;
@@ -292,18 +477,41 @@ int main(int argc, const char **argv) {
       return usageError(Failure);
   }
 
+  torch_syncfree::FixSummary Fixes;
   if (ApplyFixes) {
-    auto Summary = torch_syncfree::applyFixes(AllFindings, Started, DryRun, outs(), errs());
-    errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << Summary.Applied
-           << " fix(es) to " << Summary.FilesChanged << " file(s)";
-    if (Summary.Skipped)
-      errs() << ", skipped " << Summary.Skipped;
+    Fixes = torch_syncfree::applyFixes(AllFindings, Started, DryRun, outs(), errs());
+    errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << Fixes.Applied
+           << " fix(es) to " << Fixes.FilesChanged << " file(s)";
+    if (Fixes.Skipped)
+      errs() << ", skipped " << Fixes.Skipped;
     errs() << "\n";
-    if (Summary.WriteFailed)
-      return ExitUsage;
   }
 
+  if (ShowProgress) {
+    // The closing summary: per check, per dependency class, fixes, files, time.
+    std::map<std::string, unsigned> PerCheck, PerClass;
+    for (const auto &F : Reported)
+      ++PerCheck[F.Check], ++PerClass[F.Dependency];
+    double Elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - Clock).count();
+    errs() << "\ntorch-syncfree summary: " << Files.size() << " translation units, "
+           << Reported.size() << " findings";
+    if (Baselined)
+      errs() << " (" << Baselined << " more in the baseline)";
+    errs() << ", " << format("%.1f", Elapsed) << " s with " << Threads << " jobs\n";
+    for (const auto &[Check, Count] : PerCheck)
+      errs() << "  " << left_justify(Check, 34) << right_justify(std::to_string(Count), 6) << "\n";
+    for (const auto &[Class, Count] : PerClass)
+      errs() << "  " << left_justify(Class + " dependency", 34) << right_justify(std::to_string(Count), 6) << "\n";
+    if (ApplyFixes)
+      errs() << "  fixes applied " << Fixes.Applied << ", skipped " << Fixes.Skipped
+             << ", files changed " << Fixes.FilesChanged << "\n";
+  }
+  if (Fixes.WriteFailed)
+    return ExitUsage;
   if (CompileFailed)
     return ExitUsage;
-  return AllFindings.empty() ? ExitClean : ExitFindings;
+  bool Failing = llvm::any_of(Reported, [](const torch_syncfree::ReportedFinding &F) {
+    return FailOn == "any" || F.Dependency == FailOn;
+  });
+  return Failing ? ExitFindings : ExitClean;
 }
