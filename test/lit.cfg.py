@@ -12,6 +12,10 @@ import tarfile
 import lit.formats
 
 config.name = "torch-syncfree"
+if os.geteuid() != 0:
+    config.available_features.add("non-root")
+else:
+    lit_config.note("running as root: tests that need a read-only file are UNSUPPORTED")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
@@ -70,3 +74,4 @@ config.substitutions.append(
 config.substitutions.append(
     ("%count", "%s -c \"import sys; n = len(sys.stdin.read().splitlines()); "
                "sys.exit(0 if n == int(sys.argv[1]) else (print('expected', sys.argv[1], 'lines, got', n) or 1))\"" % python))
+config.substitutions.append(("%{bindir}", os.path.join(config.torch_syncfree_bin, "bin")))

@@ -89,9 +89,13 @@ int usageError(const Twine &Message) {
   return ExitUsage;
 }
 
+/// Serialises warnings printed from the worker threads.
+std::mutex WarningMutex;
+
 /// Drops compile options that would load code named by an untrusted repository.
 tooling::ArgumentsAdjuster dropCodeLoadingFlags() {
   return [](const tooling::CommandLineArguments &Args, StringRef File) {
+    std::lock_guard<std::mutex> Lock(WarningMutex);
     tooling::CommandLineArguments Kept;
     for (size_t I = 0; I < Args.size(); ++I) {
       StringRef Arg = Args[I];

@@ -138,7 +138,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream 
             SmallString<256> URI("file://");
             URI += R.File;
             Changes.push_back(llvm::json::Object{
-                {"artifactLocation", llvm::json::Object{{"uri", URI.str()}}},
+                {"artifactLocation", llvm::json::Object{{"uri", std::string(URI)}}},
                 {"replacements",
                  llvm::json::Array{llvm::json::Object{
                      {"deletedRegion", llvm::json::Object{{"charOffset", R.Offset},
