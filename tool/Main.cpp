@@ -370,8 +370,12 @@ int main(int argc, const char **argv) {
       Pool.async([&, I] {
         UnitResult &Unit = Units[I];
         Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
+        // ClangTool sets the working directory of its file system to each compile
+        // command's directory: each thread gets a physical file system of its own
+        // (the real one shares the process's working directory across threads).
+        auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::createPhysicalFileSystem());
         std::vector<ClangTidyError> Errors =
-            runClangTidy(*Unit.Context, *Compilations, {Files[I]}, BaseFS, /*ApplyAnyFix=*/false,
+            runClangTidy(*Unit.Context, *Compilations, {Files[I]}, UnitFS, /*ApplyAnyFix=*/false,
                          /*EnableCheckProfile=*/false, "", /*Quiet=*/true);
         for (ClangTidyError &Error : Errors) {
           makePathsAbsolute(Error);

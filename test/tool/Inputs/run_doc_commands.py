@@ -11,8 +11,12 @@ import sys
 src, bindir, work = sys.argv[1:4]
 env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
 doc = open(os.path.join(src, "docs", "ci.md")).read()
-commands = sorted(set(line.strip().lstrip("- ").strip() for line in doc.splitlines()
-                      if line.strip().lstrip("- ").startswith("torch-syncfree ")))
+# In document order (the baseline is written before it is read), each once.
+commands = []
+for line in doc.splitlines():
+    command = line.strip().lstrip("- ").strip()
+    if command.startswith("torch-syncfree ") and command not in commands:
+        commands.append(command)
 hook = open(os.path.join(src, ".pre-commit-hooks.yaml")).read()
 entry = re.search(r"^\s*entry:\s*(.+)$", hook, re.M).group(1)
 args = json.loads(re.search(r"^\s*args:\s*(\[.*\])$", hook, re.M).group(1))
