@@ -75,3 +75,4 @@ config.substitutions.append(
     ("%count", "%s -c \"import sys; n = len(sys.stdin.read().splitlines()); "
                "sys.exit(0 if n == int(sys.argv[1]) else (print('expected', sys.argv[1], 'lines, got', n) or 1))\"" % python))
 config.substitutions.append(("%{bindir}", os.path.join(config.torch_syncfree_bin, "bin")))
+config.substitutions.append(("%{plugin}", plugin))

@@ -231,7 +231,7 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
       Line.consume_front("b/");
       SmallString<256> Path(Root);
       sys::path::append(Path, Line);
-      Files.push_back(json::Object{{"name", Path.str()}, {"lines", json::Array{}}});
+      Files.push_back(json::Object{{"name", std::string(Path)}, {"lines", json::Array{}}});
       Lines = Files.back().getAsObject()->getArray("lines");
     } else if (Lines && Line.consume_front("@@ ")) {
       // @@ -a,b +c,d @@: lines c .. c+d-1 of the new file (d defaults to 1).
@@ -247,12 +247,13 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
     }
   }
   // A changed file with no added lines filters everything out of it: say so with
-  // an impossible range rather than no entry (no entry would mean "all lines").
+  // a line no file has rather than no ranges (no ranges would mean "all lines").
+  const unsigned NoLine = 1000000000;
   for (json::Value &File : Files)
     if (File.getAsObject()->getArray("lines")->empty())
-      File.getAsObject()->getArray("lines")->push_back(json::Array{0, 0});
+      File.getAsObject()->getArray("lines")->push_back(json::Array{NoLine, NoLine});
   if (Files.empty()) // nothing changed: a filter that matches no line
-    Files.push_back(json::Object{{"name", "/"}, {"lines", json::Array{json::Array{0, 0}}}});
+    Files.push_back(json::Object{{"name", "-"}, {"lines", json::Array{json::Array{NoLine, NoLine}}}});
   std::string Text;
   raw_string_ostream OS(Text);
   OS << json::Value(std::move(Files));
@@ -293,6 +294,8 @@ int main(int argc, const char **argv) {
     if (!Error.empty())
       return usageError(Error);
   }
+  if (!EffectiveLineFilter.empty() && getenv("TORCH_SYNCFREE_SHOW_LINE_FILTER"))
+    errs() << "torch-syncfree: line filter: " << EffectiveLineFilter << "\n";
   if (!EffectiveLineFilter.empty()) {
     ClangTidyGlobalOptions Probe;
     if (parseLineFilter(EffectiveLineFilter, Probe))

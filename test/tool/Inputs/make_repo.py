@@ -5,7 +5,11 @@ import os
 import shutil
 import sys
 
-root, flags = sys.argv[1], " ".join(sys.argv[2:])
+args = sys.argv[1:]
+clean = args[0] == "--clean"  # without the code-loading flags (for clang-tidy itself)
+if clean:
+    args = args[1:]
+root, flags = args[0], " ".join(args[1:])
 src, build = os.path.join(root, "src"), os.path.join(root, "build")
 os.makedirs(src, exist_ok=True)
 os.makedirs(build, exist_ok=True)
@@ -17,7 +21,8 @@ for i in range(4):
                 "float f%d(torch::Tensor t) { auto h = torch::rand({4}); auto g = h.cuda(); "
                 "return t.item<float>() + g.sum().item<float>(); }\n" % i)
     commands.append({"directory": src, "file": os.path.join(src, "tu%d.cpp" % i),
-                     "command": "clang++ %s -I%s -Xclang -load -Xclang /nonexistent/evil.so "
-                                "-fplugin=/nonexistent/evil2.so -c tu%d.cpp" % (flags, src, i)})
+                     "command": "clang++ %s -I%s %s-c tu%d.cpp" % (
+                         flags, src, "" if clean else "-Xclang -load -Xclang /nonexistent/evil.so "
+                         "-fplugin=/nonexistent/evil2.so ", i)})
 with open(os.path.join(build, "compile_commands.json"), "w") as f:
     json.dump(commands, f, indent=1)
