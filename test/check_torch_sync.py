@@ -83,6 +83,8 @@ def main():
                  if re.match(r".*:\d+:\d+: (warning|error|note): ", l)
                  and "FIX-IT applied" not in l]
         outputs[frontend] = "\n".join(lines) + "\n"
+        with open("%s.%s.out" % (args.temp, frontend), "w", encoding="utf-8") as f:
+            f.write(proc.stdout)  # kept for debugging a failing case
         fixed_texts[frontend] = open(work, encoding="utf-8").read()
 
         code, out = filecheck(args.filecheck, args.source, msg_prefix, outputs[frontend],

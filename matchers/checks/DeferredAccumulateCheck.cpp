@@ -155,10 +155,15 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   std::string Dtype = torchNamespacePrefix(Ctx) +
                       (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
                                 : "kLong");
-  std::string Accumulator = Var->getNameAsString() + "_on_device";
-  std::string BodyText = sourceText(Ctx, FD->getBody());
-  if (BodyText.find(Accumulator) != std::string::npos)
-    return; // the name is taken
+  // A name no declaration in the function uses (looked up in the AST, so comments
+  // and strings that mention it do not matter).
+  std::string Accumulator;
+  for (int Attempt = 0; Accumulator.empty(); ++Attempt) {
+    std::string Candidate = Var->getNameAsString() + "_on_device" +
+                            (Attempt ? std::to_string(Attempt + 1) : "");
+    if (match(findAll(namedDecl(hasName(Candidate))), *FD->getBody(), Ctx).empty())
+      Accumulator = Candidate;
+  }
   std::string ItemType = Var->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy());
 
   // Indentation of the loop, for the inserted lines.

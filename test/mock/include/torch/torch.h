@@ -228,6 +228,7 @@ public:
   Tensor ge(const Scalar &other) const;
   Tensor &add_(const Tensor &other, const Scalar &alpha = 1) const;
   Tensor &mul_(const Scalar &other) const;
+  Tensor &mul_(const Tensor &other) const;
   Tensor &zero_() const;
   Tensor &fill_(const Scalar &value) const;
   Tensor operator[](int64_t index) const;
@@ -247,6 +248,7 @@ Tensor operator*(const Tensor &a, const Scalar &b);
 Tensor operator*(const Scalar &a, const Tensor &b);
 Tensor operator/(const Tensor &a, const Tensor &b);
 Tensor operator/(const Tensor &a, const Scalar &b);
+Tensor operator/(const Scalar &a, const Tensor &b);
 Tensor operator>(const Tensor &a, const Scalar &b);
 Tensor operator<(const Tensor &a, const Scalar &b);
 Tensor operator==(const Tensor &a, const Tensor &b);
