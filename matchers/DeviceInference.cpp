@@ -2,6 +2,8 @@
 #include "TorchApi.h"
 
 #include "clang/AST/ParentMapContext.h"
+#include "clang/Analysis/CFG.h"
+#include <deque>
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -56,7 +58,157 @@ static bool isNonConstRefParam(const FunctionDecl *FD, unsigned ArgIndex) {
   return T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
 }
 
-std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool AsDevice) {
+DeviceOracle::FunctionCFG *DeviceOracle::cfgFor(const FunctionDecl *FD) {
+  auto &Slot = CFGs[FD];
+  if (!Slot) {
+    Slot = std::make_unique<FunctionCFG>();
+    CFG::BuildOptions Options;
+    Options.setAllAlwaysAdd();
+    Slot->Graph = CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
+    if (Slot->Graph)
+      for (const CFGBlock *Block : *Slot->Graph)
+        for (unsigned I = 0; I < Block->size(); ++I)
+          if (std::optional<CFGStmt> Element = (*Block)[I].getAs<CFGStmt>())
+            Slot->Position.try_emplace(Element->getStmt(), Block, I);
+  }
+  return Slot->Graph ? Slot.get() : nullptr;
+}
+
+/// The value a CFG element gives VD, when the element defines it: its
+/// declaration's initialiser, or the right side of an assignment to it.
+/// Sets Escapes for a call that may change VD through a non-const reference.
+static const Expr *definitionValue(const Stmt *S, const VarDecl *VD, bool &IsDefinition,
+                                   bool &Escapes) {
+  IsDefinition = false;
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls())
+      if (D == VD) {
+        IsDefinition = true;
+        return VD->getInit();
+      }
+    return nullptr;
+  }
+  auto IsVar = [&](const Expr *E) {
+    const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+    return Ref && Ref->getDecl() == VD;
+  };
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 && IsVar(Op->getArg(0))) {
+      IsDefinition = true;
+      return Op->getArg(1);
+    }
+    return nullptr;
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
+    if (BO->getOpcode() == BO_Assign && IsVar(BO->getLHS())) {
+      IsDefinition = true;
+      return BO->getRHS();
+    }
+    return nullptr;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (isa<CXXMemberCallExpr>(Call))
+      return nullptr;
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (FD && isInTorchNamespace(FD))
+      return nullptr;
+    for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+      if (IsVar(Call->getArg(I)) &&
+          (!FD || (I < FD->getNumParams() &&
+                   FD->getParamDecl(I)->getType()->isReferenceType() &&
+                   !FD->getParamDecl(I)->getType().getNonReferenceType().isConstQualified()))) {
+        IsDefinition = true;
+        Escapes = true;
+      }
+  }
+  return nullptr;
+}
+
+std::optional<std::vector<const Expr *>>
+DeviceOracle::reachingValues(const VarDecl *VD, const DeclRefExpr *Use, bool &Escapes) {
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || !Use)
+    return std::nullopt;
+  FunctionCFG *Graph = cfgFor(FD);
+  if (!Graph)
+    return std::nullopt;
+  // The CFG element evaluating the use (or the nearest enclosing one).
+  const Stmt *Current = Use;
+  auto Found = Graph->Position.find(Current);
+  while (Found == Graph->Position.end()) {
+    DynTypedNodeList Parents = Ctx.getParents(*Current);
+    if (Parents.empty() || !Parents[0].get<Stmt>())
+      return std::nullopt;
+    Current = Parents[0].get<Stmt>();
+    if (isa<LambdaExpr>(Current))
+      return std::nullopt; // a capture: when the lambda runs is not known here
+    Found = Graph->Position.find(Current);
+  }
+  std::vector<const Expr *> Values;
+  // Scans Block's elements [0, End) backwards for the last definition of VD.
+  auto LastDefinition = [&](const CFGBlock *Block, unsigned End) {
+    for (unsigned I = End; I-- > 0;) {
+      std::optional<CFGStmt> Element = (*Block)[I].getAs<CFGStmt>();
+      if (!Element)
+        continue;
+      bool IsDefinition = false;
+      const Expr *Value = definitionValue(Element->getStmt(), VD, IsDefinition, Escapes);
+      if (IsDefinition) {
+        if (Value)
+          Values.push_back(Value);
+        return true;
+      }
+    }
+    return false;
+  };
+  auto [UseBlock, UseIndex] = Found->second;
+  if (LastDefinition(UseBlock, UseIndex))
+    return Values;
+  llvm::SmallPtrSet<const CFGBlock *, 16> Visited;
+  std::deque<const CFGBlock *> Work(UseBlock->pred_begin(), UseBlock->pred_end());
+  while (!Work.empty()) {
+    const CFGBlock *Block = Work.front();
+    Work.pop_front();
+    if (!Block || !Visited.insert(Block).second)
+      continue;
+    if (LastDefinition(Block, Block->size()))
+      continue;
+    if (Block == &Graph->Graph->getEntry())
+      Escapes = true; // reached the start with no definition (a parameter, a global)
+    Work.insert(Work.end(), Block->pred_begin(), Block->pred_end());
+  }
+  return Values;
+}
+
+std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool AsDevice,
+                                                         const DeclRefExpr *Use) {
+  // Flow-sensitive first: the definitions that reach this use.
+  if (Use && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
+      !VD->getType()->isReferenceType() && InProgress.insert(VD).second) {
+    bool Escapes = false;
+    std::optional<std::vector<const Expr *>> Values = reachingValues(VD, Use, Escapes);
+    std::optional<Placement> Result;
+    if (Values) {
+      for (const Expr *Value : *Values) {
+        const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Value));
+        if (Construct && Construct->getNumArgs() == 0)
+          continue; // `Tensor t;`: undefined until assigned
+        Result = join(Result, AsDevice ? devicePlacement(Value) : tensorPlacementImpl(Value));
+      }
+      if (Escapes)
+        Result = join(Result, std::optional<Placement>(Placement::Unknown));
+    }
+    InProgress.erase(VD);
+    if (Values) {
+      if (!Result && !AsDevice)
+        return Placement::Unknown;
+      return Result;
+    }
+  }
+  return variablePlacementAnywhere(VD, AsDevice);
+}
+
+std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *VD, bool AsDevice) {
   if (isa<ParmVarDecl>(VD))
     return Placement::Unknown;
   // Constants such as c10::kCUDA: their initialiser says it all.
@@ -134,7 +286,7 @@ std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
       return std::nullopt;
     }
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      return variablePlacement(VD, /*AsDevice=*/true);
+      return variablePlacement(VD, /*AsDevice=*/true, DRE);
     return Placement::Unknown;
   }
   if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E))
@@ -242,7 +394,7 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   std::optional<Placement> Result = Placement::Unknown;
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      Result = variablePlacement(VD, /*AsDevice=*/false);
+      Result = variablePlacement(VD, /*AsDevice=*/false, DRE);
   } else if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
     Result = join(tensorPlacementImpl(CO->getTrueExpr()),
                   tensorPlacementImpl(CO->getFalseExpr()));

@@ -1,11 +1,13 @@
-// Where a tensor lives, from how it was made (first version: flow-insensitive
-// within a function; a variable's device is the join of its initialiser and of
-// every value assigned to it).
+// Where a tensor lives, from how it was made. Flow-sensitive within a function:
+// a variable's device at a use is the join of the definitions that reach that use
+// along the function's CFG (`t = t.cpu(); t.item()` is a CPU read); where the CFG
+// cannot answer (captures in lambdas, globals), the join of every definition.
 #ifndef TORCH_SYNCFREE_DEVICEINFERENCE_H
 #define TORCH_SYNCFREE_DEVICEINFERENCE_H
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "clang/Analysis/CFG.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <optional>
@@ -40,7 +42,21 @@ public:
 
 private:
   std::optional<Placement> tensorPlacementImpl(const clang::Expr *E);
-  std::optional<Placement> variablePlacement(const clang::VarDecl *VD, bool AsDevice);
+  std::optional<Placement> variablePlacement(const clang::VarDecl *VD, bool AsDevice,
+                                             const clang::DeclRefExpr *Use = nullptr);
+  /// Flow-insensitive: the join of every definition of VD in its function.
+  std::optional<Placement> variablePlacementAnywhere(const clang::VarDecl *VD, bool AsDevice);
+  /// Flow-sensitive: the definitions of VD that reach Use along the function's
+  /// CFG (nullopt when the CFG cannot answer: lambdas, globals, no CFG).
+  std::optional<std::vector<const clang::Expr *>> reachingValues(const clang::VarDecl *VD,
+                                                               const clang::DeclRefExpr *Use,
+                                                               bool &Escapes);
+  struct FunctionCFG {
+    std::unique_ptr<clang::CFG> Graph;
+    llvm::DenseMap<const clang::Stmt *, std::pair<const clang::CFGBlock *, unsigned>> Position;
+  };
+  FunctionCFG *cfgFor(const clang::FunctionDecl *FD);
+  llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<FunctionCFG>> CFGs;
   std::optional<Placement> factoryPlacement(const clang::CallExpr *Call);
   std::optional<Placement> operandsPlacement(const clang::CallExpr *Call);
 
