@@ -39,6 +39,9 @@ static const CheckInfo Catalog[] = {
     {"torch-sync-deferred-accumulate",
      "metric += t.item<T>() in a loop, read after it: accumulate on the device",
      "docs/checks/torch-sync-deferred-accumulate.md"},
+    {"torch-sync-graph-capture",
+     "a sync between capture_begin() and capture_end() of a CUDA graph breaks the capture",
+     "docs/checks/torch-sync-graph-capture.md"},
 };
 
 llvm::ArrayRef<CheckInfo> checkCatalog() { return Catalog; }

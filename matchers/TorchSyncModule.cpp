@@ -28,6 +28,7 @@ public:
     Factories.registerCheck<ExplicitSyncCheck>("torch-sync-explicit");
     Factories.registerCheck<PrintCheck>("torch-sync-print");
     Factories.registerCheck<DeferredAccumulateCheck>("torch-sync-deferred-accumulate");
+    Factories.registerCheck<GraphCaptureCheck>("torch-sync-graph-capture");
   }
 };
 

@@ -37,6 +37,8 @@ TORCH_SYNCFREE_DECLARE_CHECK(ExplicitSyncCheck)
 TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
 /// torch-sync-deferred-accumulate: `metric += t.item<T>()` in a loop, read after it.
 TORCH_SYNCFREE_DECLARE_CHECK(DeferredAccumulateCheck)
+/// torch-sync-graph-capture: a sync inside CUDA graph capture (error level).
+TORCH_SYNCFREE_DECLARE_CHECK(GraphCaptureCheck)
 
 #undef TORCH_SYNCFREE_DECLARE_CHECK
 

@@ -18,3 +18,14 @@ using c10::cuda::CUDAStream;
 using c10::cuda::getCurrentCUDAStream;
 } // namespace cuda
 } // namespace at
+namespace at {
+namespace cuda {
+// Mock of ATen/cuda/CUDAGraph.h.
+struct CUDAGraph {
+  CUDAGraph();
+  void capture_begin();
+  void capture_end();
+  void replay();
+};
+} // namespace cuda
+} // namespace at

@@ -1,0 +1,127 @@
+// torch-sync-graph-capture: a sync between `graph.capture_begin()` and
+// `graph.capture_end()` of an at::cuda::CUDAGraph breaks the capture at run time
+// (synchronising a capturing stream is an error), so it is an error-level finding,
+// also when the sync is inside a function of this TU called during the capture.
+#include "CatalogChecks.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+void GraphCaptureCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(
+      cxxMemberCallExpr(callee(cxxMethodDecl(hasName("capture_begin"),
+                                             ofClass(hasName("CUDAGraph")))),
+                        matchers::userCode())
+          .bind("begin"),
+      this);
+}
+
+/// Calls that make the host wait (the catalog, by name; device-independent here:
+/// inside a capture every tensor is on the capturing device).
+static bool isSyncCall(const CallExpr *Call) {
+  static const llvm::StringSet<> Names = {
+      "item", "_local_scalar_dense", "cpu", "nonzero", "argwhere", "unique", "_unique2",
+      "unique_consecutive", "is_nonzero", "equal", "allclose", "synchronize",
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "masked_select",
+      "clip_grad_norm_", "linalg_inv", "linalg_cholesky", "inverse", "cholesky", "print",
+      "bincount", "histc", "repeat_interleave", "device_synchronize", "cudaMemcpy"};
+  StringRef Name = calleeName(Call);
+  if (Names.contains(Name))
+    return true;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call))
+    return Op->getOperator() == OO_LessLess && Op->getNumArgs() == 2 &&
+           isTensorType(Op->getArg(1)->getType());
+  return false;
+}
+
+/// Every sync call under S, following calls into functions defined in this TU.
+static void collectSyncs(const Stmt *S, std::vector<std::pair<const CallExpr *, const FunctionDecl *>> &Out,
+                         llvm::SmallPtrSetImpl<const FunctionDecl *> &Visited,
+                         const FunctionDecl *Via) {
+  if (!S)
+    return;
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (isSyncCall(Call))
+      Out.push_back({Call, Via});
+    else if (const FunctionDecl *Callee = Call->getDirectCallee())
+      if (const FunctionDecl *Definition = Callee->getDefinition())
+        if (!isInTorchNamespace(Definition) && Definition->getBody() &&
+            !Definition->getASTContext().getSourceManager().isInSystemHeader(Definition->getLocation()) &&
+            Visited.insert(Definition).second)
+          collectSyncs(Definition->getBody(), Out, Visited, Via ? Via : Definition);
+  }
+  for (const Stmt *Child : S->children())
+    collectSyncs(Child, Out, Visited, Via);
+}
+
+void GraphCaptureCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Begin = Result.Nodes.getNodeAs<CXXMemberCallExpr>("begin");
+  ASTContext &Ctx = *Result.Context;
+  const auto *Graph = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Begin->getImplicitObjectArgument()));
+  // The statement holding capture_begin, in its block; the capture runs until a
+  // later statement of the block calls capture_end on the same graph.
+  const Stmt *Statement = Begin;
+  const CompoundStmt *Block = nullptr;
+  while (!Block) {
+    DynTypedNodeList Parents = Ctx.getParents(*Statement);
+    if (Parents.empty())
+      return;
+    Block = Parents[0].get<CompoundStmt>();
+    if (!Block) {
+      Statement = Parents[0].get<Stmt>();
+      if (!Statement)
+        return;
+    }
+  }
+  auto EndsCapture = [&](const Stmt *S) {
+    bool Ends = false;
+    std::function<void(const Stmt *)> Visit = [&](const Stmt *Node) {
+      if (!Node || Ends)
+        return;
+      if (const auto *Call = dyn_cast<CXXMemberCallExpr>(Node))
+        if (calleeName(Call) == "capture_end") {
+          const auto *Object = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Call->getImplicitObjectArgument()));
+          Ends = !Graph || (Object && Object->getDecl() == Graph->getDecl());
+        }
+      for (const Stmt *Child : Node->children())
+        Visit(Child);
+    };
+    Visit(S);
+    return Ends;
+  };
+  bool Inside = false;
+  llvm::SmallPtrSet<const FunctionDecl *, 8> Visited;
+  for (const Stmt *S : Block->body()) {
+    if (S == Statement) {
+      Inside = true;
+      continue;
+    }
+    if (!Inside)
+      continue;
+    if (EndsCapture(S))
+      break;
+    std::vector<std::pair<const CallExpr *, const FunctionDecl *>> Syncs;
+    collectSyncs(S, Syncs, Visited, nullptr);
+    for (const auto &[Call, Via] : Syncs) {
+      std::string Message =
+          "`" + calleeName(Call).str() +
+          "` makes the host wait inside CUDA graph capture, which breaks the capture at run "
+          "time; move it out of the captured region or keep the value on the device";
+      // Each builder is emitted at the end of its statement: the error first, so the
+      // note attaches to it.
+      diag(Call->getBeginLoc(), "%0", DiagnosticIDs::Error) << Message;
+      if (Via)
+        diag(Begin->getBeginLoc(), "captured through a call to `%0` here", DiagnosticIDs::Note)
+            << Via->getNameAsString();
+    }
+  }
+}
+
+} // namespace torch_syncfree
