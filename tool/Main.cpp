@@ -6,6 +6,7 @@
 // filtering behave exactly as in clang-tidy.
 #include "CheckCatalog.h"
 #include "FixApplier.h"
+#include "LspServer.h"
 #include "Reporting.h"
 
 #include "clang-tidy/ClangTidy.h"
@@ -79,6 +80,8 @@ cl::opt<std::string> DiffRef("diff",
                              cl::desc("Report only on lines changed since this git ref"),
                              cl::value_desc("git ref"), cl::cat(Category));
 cl::opt<bool> Quiet("quiet", cl::desc("No progress lines or summary"), cl::cat(Category));
+cl::opt<bool> Lsp("lsp", cl::desc("Serve the Language Server Protocol on stdin/stdout"),
+                  cl::cat(Category));
 cl::opt<std::string> Config("config", cl::desc("A .clang-tidy configuration as YAML text"),
                             cl::cat(Category));
 
@@ -301,6 +304,9 @@ int main(int argc, const char **argv) {
     if (parseLineFilter(EffectiveLineFilter, Probe))
       return usageError("invalid --line-filter (expected clang-tidy's JSON line filter)");
   }
+
+  if (Lsp)
+    return torch_syncfree::runLspServer(makeOptionsProvider);
 
   if (ListChecks) {
     auto Provider = makeOptionsProvider();
