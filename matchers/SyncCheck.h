@@ -61,6 +61,18 @@ protected:
   fixItsFor(llvm::ArrayRef<clang::transformer::ASTEdit> Edits,
             const clang::ast_matchers::MatchFinder::MatchResult &Result);
 
+  /// A Transformer range selector for a range the check computed itself.
+  static clang::transformer::RangeSelector selectRange(clang::CharSourceRange Range) {
+    return [Range](const clang::ast_matchers::MatchFinder::MatchResult &)
+               -> llvm::Expected<clang::CharSourceRange> { return Range; };
+  }
+  static clang::transformer::RangeSelector selectTokens(const clang::Stmt *S) {
+    return selectRange(clang::CharSourceRange::getTokenRange(S->getSourceRange()));
+  }
+  static clang::transformer::RangeSelector selectPoint(clang::SourceLocation Loc) {
+    return selectRange(clang::CharSourceRange::getCharRange(Loc, Loc));
+  }
+
   /// `torch::kCUDA`, `at::kCUDA` or `c10::kCUDA`: the namespace the main file
   /// already spells.
   std::string cudaDeviceSpelling(clang::ASTContext &Ctx);

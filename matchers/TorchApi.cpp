@@ -131,6 +131,30 @@ bool isTensorMethodCall(const Expr *E, StringRef Name) {
   return Class == "at::Tensor" || Class == "at::TensorBase";
 }
 
+std::optional<std::vector<const Expr *>> indexListElements(const CallExpr *Call) {
+  if (!Call || Call->getNumArgs() < 1)
+    return std::nullopt;
+  // ArrayRef<TensorIndex>({...}) -> std::initializer_list -> InitListExpr.
+  const Expr *List = ignoreWrappers(Call->getArg(0));
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
+    if (Construct->getNumArgs() == 1)
+      List = ignoreWrappers(Construct->getArg(0));
+  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
+    List = ignoreWrappers(Std->getSubExpr());
+  const auto *Init = dyn_cast_or_null<InitListExpr>(List);
+  if (!Init)
+    return std::nullopt;
+  std::vector<const Expr *> Elements;
+  for (const Expr *Element : Init->inits()) {
+    const Expr *E = Element->IgnoreImplicit();
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) // TensorIndex(t)
+      if (Construct->getNumArgs() == 1)
+        E = Construct->getArg(0)->IgnoreImplicit();
+    Elements.push_back(E);
+  }
+  return Elements;
+}
+
 int parameterIndex(const CallExpr *Call, StringRef Name) {
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   if (!FD)

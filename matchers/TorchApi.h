@@ -10,6 +10,8 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 #include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <vector>
 
 namespace torch_syncfree {
 
@@ -40,6 +42,11 @@ const clang::Expr *calleeObject(const clang::Expr *Call);
 llvm::StringRef calleeName(const clang::Expr *Call);
 /// True for a call of a method named `Name` of at::Tensor / at::TensorBase.
 bool isTensorMethodCall(const clang::Expr *E, llvm::StringRef Name);
+
+/// The elements of the `{...}` index list of `x.index({...})` / `index_put_({...}, v)`,
+/// each seen through its implicit TensorIndex construction; nullopt when the first
+/// argument is not a braced list.
+std::optional<std::vector<const clang::Expr *>> indexListElements(const clang::CallExpr *Call);
 
 /// Index of the parameter called `Name` in the call's callee, or -1.
 int parameterIndex(const clang::CallExpr *Call, llvm::StringRef Name);

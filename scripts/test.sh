@@ -17,7 +17,7 @@ failed = sum(c in ("FAIL", "XPASS", "UNRESOLVED", "TIMEOUT") for c in codes)
 skipped = sum(c == "UNSUPPORTED" for c in codes)
 for t in results:
     if t["code"] == "UNSUPPORTED":
-        print("skipped (header tree absent, see the lit note above):", t["name"])
+        print("skipped (UNSUPPORTED: a REQUIRES feature is missing; the lit notes above say why):", t["name"])
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
 PY
 exit $status

@@ -18,7 +18,7 @@ else:
     lit_config.note("running as root: tests that need a read-only file are UNSUPPORTED")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
-config.excludes = ["mock", "Inputs", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
+config.excludes = ["mock", "Inputs", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.torch_syncfree_bin, "test")
 

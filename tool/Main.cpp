@@ -415,7 +415,16 @@ int main(int argc, const char **argv) {
 
   std::vector<ClangTidyError> AllFindings;
   bool CompileFailed = false;
-  std::set<std::tuple<std::string, unsigned, std::string>> Seen;
+  // Per finding location: the fix the first unit wanted, and that unit.
+  std::map<std::tuple<std::string, unsigned, std::string>, std::pair<std::string, std::string>> FirstSeen;
+  std::set<std::tuple<std::string, unsigned, std::string>> Conflicting;
+  auto FixText = [](const ClangTidyError &Error) {
+    std::string Text;
+    for (const auto &Entry : Error.Message.Fix)
+      for (const tooling::Replacement &R : Entry.second)
+        Text += R.toString() + "\n";
+    return Text;
+  };
   auto ByLocation = [](const ClangTidyError &A, const ClangTidyError &B) {
     return std::tie(A.Message.FilePath, A.Message.FileOffset) <
            std::tie(B.Message.FilePath, B.Message.FileOffset);
@@ -430,14 +439,32 @@ int main(int argc, const char **argv) {
         for (ClangTidyError &Error : Unit.Findings)
           Error.Message.Fix.clear();
     }
-    // A header seen from many translation units is reported (and fixed) once.
+    // A header seen from many translation units is reported (and fixed) once. Two
+    // units that want different fixes at one place (different macros, say) get
+    // neither fix, and the conflict is listed.
     std::vector<ClangTidyError> Unique;
-    for (ClangTidyError &Error : Unit.Findings)
-      if (Seen.insert({Error.Message.FilePath, Error.Message.FileOffset, Error.DiagnosticName}).second)
+    for (ClangTidyError &Error : Unit.Findings) {
+      auto Key = std::make_tuple(Error.Message.FilePath, Error.Message.FileOffset, Error.DiagnosticName);
+      auto [It, Inserted] = FirstSeen.try_emplace(Key, FixText(Error), Files[I]);
+      if (Inserted) {
         Unique.push_back(std::move(Error));
+        continue;
+      }
+      if (It->second.first != FixText(Error) && !It->second.first.empty()) {
+        errs() << "torch-syncfree: note: conflicting fixes for " << Error.Message.FilePath
+               << " [" << Error.DiagnosticName << "] from " << It->second.second << " and "
+               << Files[I] << "; neither is applied\n";
+        Conflicting.insert(Key);
+      }
+    }
     llvm::stable_sort(Unique, ByLocation);
     Unit.Findings = std::move(Unique);
   }
+
+  for (UnitResult &Unit : Units)
+    for (ClangTidyError &Error : Unit.Findings)
+      if (Conflicting.count({Error.Message.FilePath, Error.Message.FileOffset, Error.DiagnosticName}))
+        Error.Message.Fix.clear();
 
   // Baselines filter what is reported, fixed and counted.
   std::vector<torch_syncfree::ReportedFinding> Reported;

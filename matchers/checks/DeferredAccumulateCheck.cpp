@@ -183,19 +183,11 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
 
   SourceLocation LoopBegin = Loop->getBeginLoc();
   SourceLocation LoopEnd = Lexer::getLocForEndOfToken(Loop->getEndLoc(), 0, SM, LO);
-  auto At = [](SourceLocation Loc) -> RangeSelector {
-    return [Loc](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-      return CharSourceRange::getCharRange(Loc, Loc);
-    };
-  };
-  CharSourceRange StatementRange = CharSourceRange::getTokenRange(Accumulate->getSourceRange());
-  RangeSelector Statement = [StatementRange](const MatchFinder::MatchResult &)
-      -> Expected<CharSourceRange> { return StatementRange; };
   auto Fixes = fixItsFor(
-      {insertBefore(At(LoopBegin), cat("auto " + Accumulator + " = " + torchNamespacePrefix(Ctx) +
+      {insertBefore(selectPoint(LoopBegin), cat("auto " + Accumulator + " = " + torchNamespacePrefix(Ctx) +
                                        "zeros({}, " + Dtype + ");\n" + Indent)),
-       changeTo(Statement, cat(Accumulator + " = " + Accumulator + " + (" + DeviceSummand + ")")),
-       insertBefore(At(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
+       changeTo(selectTokens(Accumulate), cat(Accumulator + " = " + Accumulator + " + (" + DeviceSummand + ")")),
+       insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
                                      Accumulator + ".item<" + ItemType + ">();"))},
       Result);
   report(Accumulate->getOperatorLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});

@@ -22,13 +22,6 @@ void HostToDeviceCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(tensorMethodCall("cuda", "to", "copy_").bind("call"), this);
 }
 
-/// A selector for the source range of a node the check found (not a bound ID).
-static RangeSelector rangeOf(CharSourceRange Range) {
-  return [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-    return Range;
-  };
-}
-
 static CharSourceRange tokenRange(const Stmt *S) {
   return CharSourceRange::getTokenRange(S->getSourceRange());
 }
@@ -170,13 +163,13 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
     SourceLocation NameLoc = Call->getExprLoc();
     CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
-    Edits.push_back(changeTo(rangeOf(Range), cat("to(", cudaDeviceSpelling(Ctx),
+    Edits.push_back(changeTo(selectRange(Range), cat("to(", cudaDeviceSpelling(Ctx),
                                                   ", /*non_blocking=*/true)")));
   } else {
     int Index = parameterIndex(Call, "non_blocking");
     unsigned Written = explicitArgCount(Call);
     if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
-      Edits.push_back(insertAfter(rangeOf(tokenRange(Call->getArg(Written - 1))),
+      Edits.push_back(insertAfter(selectRange(tokenRange(Call->getArg(Written - 1))),
                                   cat(", /*non_blocking=*/true")));
     } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
                isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
@@ -187,7 +180,7 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
       StringRef Between = Lexer::getSourceText(
           CharSourceRange::getCharRange(PreviousEnd, Call->getArg(Index)->getBeginLoc()), SM,
           Ctx.getLangOpts());
-      Edits.push_back(changeTo(rangeOf(tokenRange(Call->getArg(Index))),
+      Edits.push_back(changeTo(selectRange(tokenRange(Call->getArg(Index))),
                                cat(Between.contains("non_blocking") ? "true"
                                                                    : "/*non_blocking=*/true")));
     }
@@ -255,7 +248,7 @@ void HostToDeviceCheck::checkCreateThenCopy(const CXXMemberCallExpr *Call,
   unsigned Written = explicitArgCount(Factory);
   std::vector<ASTEdit> Edits;
   if (OptionsIndex >= 0 && static_cast<unsigned>(OptionsIndex) == Written && Written > 0) {
-    Edits.push_back(insertAfter(rangeOf(tokenRange(Factory->getArg(Written - 1))),
+    Edits.push_back(insertAfter(selectRange(tokenRange(Factory->getArg(Written - 1))),
                                 cat(", " + Prefix + "device(" + DeviceText + ")")));
   } else if (OptionsIndex >= 0 && static_cast<unsigned>(OptionsIndex) < Written &&
              !mayRequireGrad(Factory->getArg(OptionsIndex))) {
@@ -275,7 +268,7 @@ void HostToDeviceCheck::checkCreateThenCopy(const CXXMemberCallExpr *Call,
     } else {
       NewOptions = Prefix + "TensorOptions(" + Text + ").device(" + DeviceText + ")";
     }
-    Edits.push_back(changeTo(rangeOf(tokenRange(Spelled)), cat(NewOptions)));
+    Edits.push_back(changeTo(selectRange(tokenRange(Spelled)), cat(NewOptions)));
   }
   std::optional<std::vector<FixItHint>> Fixes;
   if (!Edits.empty()) {
@@ -283,7 +276,7 @@ void HostToDeviceCheck::checkCreateThenCopy(const CXXMemberCallExpr *Call,
     SourceLocation AfterFactory =
         Lexer::getLocForEndOfToken(Factory->getEndLoc(), 0, SM, LO);
     Edits.push_back(changeTo(
-        rangeOf(CharSourceRange::getCharRange(
+        selectRange(CharSourceRange::getCharRange(
             AfterFactory, Lexer::getLocForEndOfToken(Call->getEndLoc(), 0, SM, LO))),
         cat("")));
     Fixes = fixItsFor(Edits, Result);

@@ -19,23 +19,10 @@ void IndexPutCheck::registerMatchers(MatchFinder *Finder) {
 /// The tensors inside the `{...}` index list of index()/index_put_().
 static std::vector<const Expr *> indexTensors(const CallExpr *Call) {
   std::vector<const Expr *> Tensors;
-  if (Call->getNumArgs() < 1)
-    return Tensors;
-  const Expr *List = ignoreWrappers(Call->getArg(0));
-  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
-    if (Construct->getNumArgs() == 1)
-      List = ignoreWrappers(Construct->getArg(0));
-  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
-    List = ignoreWrappers(Std->getSubExpr());
-  if (const auto *Init = dyn_cast_or_null<InitListExpr>(List))
-    for (const Expr *Element : Init->inits()) {
-      const Expr *E = Element->IgnoreImplicit();
-      if (const auto *Construct = dyn_cast<CXXConstructExpr>(E))
-        if (Construct->getNumArgs() == 1)
-          E = Construct->getArg(0)->IgnoreImplicit();
+  if (auto Elements = indexListElements(Call))
+    for (const Expr *E : *Elements)
       if (isTensorType(E->getType()))
         Tensors.push_back(E);
-    }
   return Tensors;
 }
 
@@ -75,11 +62,7 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
     F.Remedy = "move it first with `.to(x.device(), /*non_blocking=*/true)`";
     std::string Replacement = asPostfix(Ctx, Index) + ".to(" + asPostfix(Ctx, Object) +
                               ".device(), /*non_blocking=*/true)";
-    CharSourceRange Range = CharSourceRange::getTokenRange(Index->getSourceRange());
-    RangeSelector Sel = [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-      return Range;
-    };
-    auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(Sel, cat(Replacement))}, Result)
+    auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(selectTokens(Index), cat(Replacement))}, Result)
                                           : std::nullopt;
     report(Index->getBeginLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
     return;
@@ -104,11 +87,7 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = "pass `torch::scalar_tensor(value, x.options())`";
   std::string Replacement = torchNamespacePrefix(Ctx) + "scalar_tensor(" + sourceText(Ctx, Value) +
                             ", " + asPostfix(Ctx, Object) + ".options())";
-  CharSourceRange Range = CharSourceRange::getTokenRange(Value->getSourceRange());
-  RangeSelector Sel = [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-    return Range;
-  };
-  auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(Sel, cat(Replacement))}, Result)
+  auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(selectTokens(Value), cat(Replacement))}, Result)
                                         : std::nullopt;
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }

@@ -24,24 +24,14 @@ void MaskIndexCheck::registerMatchers(MatchFinder *Finder) {
 
 /// The one tensor inside `{...}` of `index({t})`, or the mask of masked_select.
 static const Expr *maskArgument(const CallExpr *Call) {
-  StringRef Name = calleeName(Call);
-  if (Name == "masked_select")
+  if (calleeName(Call) == "masked_select")
     return Call->getNumArgs() >= 1 ? Call->getArg(isa<CXXMemberCallExpr>(Call) ? 0 : 1) : nullptr;
   if (Call->getNumArgs() != 1)
     return nullptr;
-  const Expr *List = ignoreWrappers(Call->getArg(0));
-  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
-    if (Construct->getNumArgs() == 1)
-      List = ignoreWrappers(Construct->getArg(0));
-  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
-    List = ignoreWrappers(Std->getSubExpr());
-  const auto *Init = dyn_cast_or_null<InitListExpr>(List);
-  if (!Init || Init->getNumInits() != 1)
+  auto Elements = indexListElements(Call);
+  if (!Elements || Elements->size() != 1)
     return nullptr;
-  const Expr *Index = ignoreWrappers(Init->getInit(0));
-  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Index)) // TensorIndex(t)
-    if (Construct->getNumArgs() == 1)
-      Index = ignoreWrappers(Construct->getArg(0));
+  const Expr *Index = ignoreWrappers(Elements->front());
   return Index && isTensorType(Index->getType()) ? Index : nullptr;
 }
 
@@ -92,11 +82,7 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
         ReductionName == "sum" ? Where
                                : "(" + Where + " / " + asPostfix(Ctx, Mask) + ".sum())";
     // The reduction node is not bound by the matcher: build the edit from its range.
-    CharSourceRange Range = CharSourceRange::getTokenRange(Reduction->getSourceRange());
-    RangeSelector Selector = [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-      return Range;
-    };
-    auto Bound = fixItsFor({changeTo(Selector, cat(Replacement))}, Result);
+    auto Bound = fixItsFor({changeTo(selectTokens(Reduction), cat(Replacement))}, Result);
     if (Bound)
       Fixes = *Bound;
   }

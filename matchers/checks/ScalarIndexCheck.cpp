@@ -24,20 +24,10 @@ void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {
   if (Call->getNumArgs() != 1)
     return;
   // The single element of `{...}`: a tensor converted to TensorIndex.
-  const Expr *List = ignoreWrappers(Call->getArg(0));
-  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(List))
-    if (Construct->getNumArgs() == 1)
-      List = ignoreWrappers(Construct->getArg(0));
-  if (const auto *Std = dyn_cast_or_null<CXXStdInitializerListExpr>(List))
-    List = ignoreWrappers(Std->getSubExpr());
-  const auto *Init = dyn_cast_or_null<InitListExpr>(List);
-  if (!Init || Init->getNumInits() != 1)
+  auto Elements = indexListElements(Call);
+  if (!Elements || Elements->size() != 1)
     return;
-  const Expr *Element = Init->getInit(0)->IgnoreImplicit();
-  const Expr *Index = Element;
-  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Index))
-    if (Construct->getNumArgs() == 1)
-      Index = Construct->getArg(0)->IgnoreImplicit();
+  const Expr *Index = Elements->front();
   if (!isTensorType(Index->getType()) || elementKind(Index) != ElementKind::Integer ||
       !isZeroDim(Index))
     return;
@@ -54,15 +44,8 @@ void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = "index with `t.unsqueeze(0)` and `squeeze(0)` the result";
   const SourceManager &SM = Ctx.getSourceManager();
   SourceLocation AfterCall = Lexer::getLocForEndOfToken(Call->getRParenLoc(), 0, SM, Ctx.getLangOpts());
-  CharSourceRange IndexRange = CharSourceRange::getTokenRange(Index->getSourceRange());
-  RangeSelector IndexSel = [IndexRange](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-    return IndexRange;
-  };
-  RangeSelector End = [AfterCall](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> {
-    return CharSourceRange::getCharRange(AfterCall, AfterCall);
-  };
-  auto Fixes = fixItsFor({changeTo(IndexSel, cat(asPostfix(Ctx, Index) + ".unsqueeze(0)")),
-                          insertBefore(End, cat(".squeeze(0)"))},
+  auto Fixes = fixItsFor({changeTo(selectTokens(Index), cat(asPostfix(Ctx, Index) + ".unsqueeze(0)")),
+                          insertBefore(selectPoint(AfterCall), cat(".squeeze(0)"))},
                          Result);
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }

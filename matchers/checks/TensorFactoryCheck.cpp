@@ -32,10 +32,6 @@ static bool isListOfValues(const Expr *Values) {
   return !E->getType()->isArithmeticType();
 }
 
-static RangeSelector rangeOf(CharSourceRange Range) {
-  return [Range](const MatchFinder::MatchResult &) -> Expected<CharSourceRange> { return Range; };
-}
-
 void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   ASTContext &Ctx = *Result.Context;
@@ -87,25 +83,25 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
   if (DeviceArg && isSideEffectFree(Spelled)) {
     std::string DeviceText = sourceText(Ctx, ignoreWrappers(DeviceArg)->IgnoreImplicit());
     if (OtherOptions) {
-      Edits.push_back(changeTo(rangeOf(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
+      Edits.push_back(changeTo(selectRange(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
                                cat(sourceText(Ctx, OtherOptions->IgnoreImplicit()))));
     } else {
       SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
-      Edits.push_back(changeTo(rangeOf(CharSourceRange::getCharRange(
+      Edits.push_back(changeTo(selectRange(CharSourceRange::getCharRange(
                                    AfterValues, Lexer::getLocForEndOfToken(
                                                     Options->getEndLoc(), 0, SM, LO))),
                                cat("")));
     }
-    Edits.push_back(insertBefore(rangeOf(CharSourceRange::getCharRange(AfterCall, AfterCall)),
+    Edits.push_back(insertBefore(selectRange(CharSourceRange::getCharRange(AfterCall, AfterCall)),
                                  cat(".to(" + DeviceText + ", /*non_blocking=*/true)")));
   } else if (isDeviceType(Spelled->getType())) {
     // torch::tensor(v, torch::kCUDA) -> torch::tensor(v).to(torch::kCUDA, true)
     SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
-    Edits.push_back(changeTo(rangeOf(CharSourceRange::getCharRange(
+    Edits.push_back(changeTo(selectRange(CharSourceRange::getCharRange(
                                  AfterValues, Lexer::getLocForEndOfToken(
                                                   Options->getEndLoc(), 0, SM, LO))),
                              cat("")));
-    Edits.push_back(insertBefore(rangeOf(CharSourceRange::getCharRange(AfterCall, AfterCall)),
+    Edits.push_back(insertBefore(selectRange(CharSourceRange::getCharRange(AfterCall, AfterCall)),
                                  cat(".to(" + OptionsText + ", /*non_blocking=*/true)")));
   } else if (isTensorOptionsType(Spelled->getType()) && isSideEffectFree(Spelled)) {
     // Same options with a CPU device, then an asynchronous move to their device.
@@ -116,9 +112,9 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
                                                            ->getType()
                                                            .isConstQualified());
     if (!RequiresGrad) {
-      Edits.push_back(changeTo(rangeOf(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
+      Edits.push_back(changeTo(selectRange(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
                                cat(Postfix + ".device(" + Prefix + "kCPU)")));
-      Edits.push_back(insertBefore(rangeOf(CharSourceRange::getCharRange(AfterCall, AfterCall)),
+      Edits.push_back(insertBefore(selectRange(CharSourceRange::getCharRange(AfterCall, AfterCall)),
                                    cat(".to(" + Postfix + ".device(), /*non_blocking=*/true)")));
     }
   }

@@ -1,0 +1,2 @@
+#include "shared.h"
+at::Tensor a(at::Tensor t) { return to_gpu(t); }
