@@ -142,21 +142,33 @@ def run(args):
                "checks": sorted(set(f["check"] for f in findings)),
                "remaining": [("%s:%d %s (%s dependency)" % (f["file"], f["line"], f["check"], f["dependency"]))
                              for f in findings if not f["fixable"]]}
-        for variant in ("original", "fixed", "twin"):
-            exe = os.path.join(build, "%s_%s" % (name, variant))
-            if not os.path.exists(exe):
-                continue
-            try:
-                proc = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      env=env, timeout=args.timeout)
-                text, code = proc.stdout, proc.returncode
-            except subprocess.TimeoutExpired:
-                text, code = "timeout", -1
-            raw["%s_%s" % (name, variant)] = text
-            if code != 0:
-                failures.append("%s_%s exited %d: %s" % (name, variant, code, text[-800:]))
-                continue
-            row[variant] = dict(zip(("results", "probe"), parse_output(text)))
+        # Interleaved repeats (original, fixed, twin, original, ...): the GPU's clocks and
+        # the host's state drift over a run, so back-to-back variants share conditions.
+        # Sync counts and results come from the first run; times are medians.
+        walls = {}
+        for repeat in range(args.repeats):
+            for variant in ("original", "fixed", "twin"):
+                exe = os.path.join(build, "%s_%s" % (name, variant))
+                if not os.path.exists(exe) or (repeat and variant not in row):
+                    continue
+                try:
+                    proc = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                          env=env, timeout=args.timeout)
+                    text, code = proc.stdout, proc.returncode
+                except subprocess.TimeoutExpired:
+                    text, code = "timeout", -1
+                if code != 0:
+                    failures.append("%s_%s exited %d: %s" % (name, variant, code, text[-800:]))
+                    continue
+                results, probe = parse_output(text)
+                if repeat == 0:
+                    raw["%s_%s" % (name, variant)] = text
+                    row[variant] = {"results": results, "probe": probe}
+                walls.setdefault(variant, []).append(float(probe.get("wall_ms_per_step", "nan")))
+        for variant, values in walls.items():
+            values = sorted(values)
+            row[variant]["probe"]["wall_ms_per_step"] = "%.4f" % values[len(values) // 2]
+            row[variant]["wall_runs"] = values
         if "original" in row and "fixed" in row:
             equal, why = outputs_equal(row["original"]["results"], row["fixed"]["results"])
             row["outputs_equal"], row["difference"] = equal, why
@@ -183,7 +195,7 @@ def run(args):
         if proc.returncode:
             failures.append("sync_table exited %d" % proc.returncode)
 
-    report = {"mode": args.mode, "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows,
+    report = {"mode": args.mode, "repeats": args.repeats, "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows,
               "failures": failures}
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=2)
@@ -208,7 +220,9 @@ def write_markdown(report, path):
              "Outputs equal: every RESULT within atol %g + rtol %g; NaN never passes." %
              (report["tolerance"]["atol"], report["tolerance"]["rtol"]),
              "Wall ms/step: wall-clock time of 50 steps with one synchronization at the end "
-             "(throughput). GPU ms/step: CUDA events around one step, median of 20.", ""]
+             "(throughput), median of %d interleaved runs of each variant. GPU ms/step: CUDA events "
+             "around one step, median of 20. Programs whose code the tool did not change show "
+             "the measurement spread." % report.get("repeats", 1), ""]
     if gpu:
         lines += ["| program | findings (fixed) | syncs/step, debug mode: before → after | host waited (steps): before → after "
                   "| outputs equal | wall ms/step: before → after | speed-up | sync-free twin wall ms/step | GPU ms/step: before → after |",
@@ -290,6 +304,7 @@ def main():
     r.add_argument("--torch-prefix", default="")
     r.add_argument("--jobs", type=int, default=os.cpu_count())
     r.add_argument("--timeout", type=int, default=180)
+    r.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant (median time)")
     c = sub.add_parser("cpu")
     c.add_argument("--tool", default=os.path.join(ROOT, "build", "bin", "torch-syncfree"))
     c.add_argument("--out", default=os.path.join(ROOT, "build", "integration-cpu"))
@@ -304,7 +319,7 @@ def main():
         prepare(argparse.Namespace(tool=args.tool, headers="1.13", out=staged, only=None))
         run(argparse.Namespace(staged=staged, mode="cpu", build=os.path.join(args.out, "build"),
                                out=os.path.join(args.out, "report"), torch_prefix="", jobs=args.jobs,
-                               timeout=600))
+                               timeout=600, repeats=1))
 
 
 if __name__ == "__main__":
