@@ -80,29 +80,19 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
     if (calleeName(Free) == "device" && Free->getNumArgs() == 1)
       DeviceArg = Free->getArg(0);
   }
+  // The rewrite: the options argument dropped or replaced, `.to(<device>, nb)` appended.
+  std::optional<std::string> MoveTo, NewOptions;
+  bool DropOptions = false;
   if (DeviceArg && isSideEffectFree(Spelled)) {
-    std::string DeviceText = sourceText(Ctx, ignoreWrappers(DeviceArg)->IgnoreImplicit());
-    if (OtherOptions) {
-      Edits.push_back(changeTo(selectRange(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
-                               cat(sourceText(Ctx, OtherOptions->IgnoreImplicit()))));
-    } else {
-      SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
-      Edits.push_back(changeTo(selectRange(CharSourceRange::getCharRange(
-                                   AfterValues, Lexer::getLocForEndOfToken(
-                                                    Options->getEndLoc(), 0, SM, LO))),
-                               cat("")));
-    }
-    Edits.push_back(insertBefore(selectRange(CharSourceRange::getCharRange(AfterCall, AfterCall)),
-                                 cat(".to(" + DeviceText + ", /*non_blocking=*/true)")));
+    MoveTo = sourceText(Ctx, ignoreWrappers(DeviceArg)->IgnoreImplicit());
+    if (OtherOptions)
+      NewOptions = sourceText(Ctx, OtherOptions->IgnoreImplicit());
+    else
+      DropOptions = true;
   } else if (isDeviceType(Spelled->getType())) {
     // torch::tensor(v, torch::kCUDA) -> torch::tensor(v).to(torch::kCUDA, true)
-    SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
-    Edits.push_back(changeTo(selectRange(CharSourceRange::getCharRange(
-                                 AfterValues, Lexer::getLocForEndOfToken(
-                                                  Options->getEndLoc(), 0, SM, LO))),
-                             cat("")));
-    Edits.push_back(insertBefore(selectRange(CharSourceRange::getCharRange(AfterCall, AfterCall)),
-                                 cat(".to(" + OptionsText + ", /*non_blocking=*/true)")));
+    MoveTo = OptionsText;
+    DropOptions = true;
   } else if (isTensorOptionsType(Spelled->getType()) && isSideEffectFree(Spelled)) {
     // Same options with a CPU device, then an asynchronous move to their device.
     std::string Postfix = asPostfix(Ctx, Spelled);
@@ -112,11 +102,22 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
                                                            ->getType()
                                                            .isConstQualified());
     if (!RequiresGrad) {
-      Edits.push_back(changeTo(selectRange(CharSourceRange::getTokenRange(Spelled->getSourceRange())),
-                               cat(Postfix + ".device(" + Prefix + "kCPU)")));
-      Edits.push_back(insertBefore(selectRange(CharSourceRange::getCharRange(AfterCall, AfterCall)),
-                                   cat(".to(" + Postfix + ".device(), /*non_blocking=*/true)")));
+      NewOptions = Postfix + ".device(" + Prefix + "kCPU)";
+      MoveTo = Postfix + ".device()";
     }
+  }
+  if (MoveTo) {
+    if (DropOptions) {
+      SourceLocation AfterValues = Lexer::getLocForEndOfToken(Values->getEndLoc(), 0, SM, LO);
+      Edits.push_back(changeTo(
+          selectRange(CharSourceRange::getCharRange(
+              AfterValues, Lexer::getLocForEndOfToken(Options->getEndLoc(), 0, SM, LO))),
+          cat("")));
+    } else if (NewOptions) {
+      Edits.push_back(changeTo(selectTokens(Spelled), cat(*NewOptions)));
+    }
+    Edits.push_back(insertBefore(selectPoint(AfterCall),
+                                 cat(".to(" + *MoveTo + ", /*non_blocking=*/true)")));
   }
   std::optional<std::vector<FixItHint>> Fixes;
   if (!Edits.empty())
