@@ -54,7 +54,7 @@ std::string tensorPhrase(Placement P) {
 }
 
 SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context),
+    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", true)),
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
@@ -65,6 +65,7 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context)
 }
 
 void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "Fix", FixesEnabled);
   Options.store(Opts, "OnlyDefiniteGPU", OnlyDefiniteGPU);
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
 }
@@ -91,8 +92,9 @@ UseClassifier &SyncCheck::classifier(ASTContext &Ctx) {
 
 void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint> Fixes) {
   auto Diag = diag(Loc, "%0") << formatMessage(F);
-  for (const FixItHint &Fix : Fixes)
-    Diag << Fix;
+  if (FixesEnabled)
+    for (const FixItHint &Fix : Fixes)
+      Diag << Fix;
 }
 
 std::optional<std::vector<FixItHint>>

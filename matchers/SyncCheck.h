@@ -87,6 +87,9 @@ protected:
   /// Whether the value of \p E is discarded (a full-expression statement).
   static bool isDiscarded(clang::ASTContext &Ctx, const clang::Expr *E);
 
+  /// `<check>.Fix` (default true): false reports without fix-its.
+  bool FixesEnabled;
+
 private:
   bool OnlyDefiniteGPU;
   std::string LoggingFunctionsOption;

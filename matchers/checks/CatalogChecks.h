@@ -31,8 +31,19 @@ TORCH_SYNCFREE_DECLARE_CHECK(HostBoolCheck)
 TORCH_SYNCFREE_DECLARE_CHECK(CheckedLinalgCheck)
 /// torch-sync-grad-norm: clip_grad_norm_ returns a host double.
 TORCH_SYNCFREE_DECLARE_CHECK(GradNormCheck)
-/// torch-sync-explicit: synchronize calls and blocking cudaMemcpy.
-TORCH_SYNCFREE_DECLARE_CHECK(ExplicitSyncCheck)
+/// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
+/// SynchronizeFunctions adds the project's own barriers.
+class ExplicitSyncCheck : public SyncCheck {
+public:
+  ExplicitSyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context);
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
+
+private:
+  std::string ExtraFunctionsOption;
+  std::vector<std::string> ExtraFunctions;
+};
 /// torch-sync-print: streaming or printing tensor values.
 TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
 /// torch-sync-deferred-accumulate: `metric += t.item<T>()` in a loop, read after it.

@@ -9,7 +9,26 @@ using namespace clang::ast_matchers;
 
 namespace torch_syncfree {
 
+ExplicitSyncCheck::ExplicitSyncCheck(StringRef Name, tidy::ClangTidyContext *Context)
+    : SyncCheck(Name, Context),
+      ExtraFunctionsOption(Options.get("SynchronizeFunctions", "")) {
+  for (StringRef Item : llvm::split(ExtraFunctionsOption, ';'))
+    if (!Item.trim().empty())
+      ExtraFunctions.push_back(Item.trim().str());
+}
+
+void ExplicitSyncCheck::storeOptions(tidy::ClangTidyOptions::OptionMap &Opts) {
+  SyncCheck::storeOptions(Opts);
+  Options.store(Opts, "SynchronizeFunctions", ExtraFunctionsOption);
+}
+
 void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
+  if (!ExtraFunctions.empty())
+    Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName(std::vector<StringRef>(
+                                    ExtraFunctions.begin(), ExtraFunctions.end())))),
+                                matchers::userCode())
+                           .bind("call"),
+                       this);
   Finder->addMatcher(
       callExpr(callee(functionDecl(hasAnyName(
                    "::torch::cuda::synchronize", "::cudaDeviceSynchronize",
