@@ -27,8 +27,22 @@ TORCH_SYNCFREE_DECLARE_CHECK(ScalarIndexCheck)
 TORCH_SYNCFREE_DECLARE_CHECK(DynamicShapeCheck)
 /// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>().
 TORCH_SYNCFREE_DECLARE_CHECK(HostBoolCheck)
-/// torch-sync-checked-linalg: linalg ops that check their result on the host.
-TORCH_SYNCFREE_DECLARE_CHECK(CheckedLinalgCheck)
+/// torch-sync-checked-linalg: linalg ops that check their result on the host. With
+/// UseExVariants, `auto x = torch::linalg_inv(a);` becomes the `_ex` call and its result.
+class CheckedLinalgCheck : public SyncCheck {
+public:
+  CheckedLinalgCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context), UseExVariants(Options.get("UseExVariants", false)) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
+    SyncCheck::storeOptions(Opts);
+    Options.store(Opts, "UseExVariants", UseExVariants);
+  }
+
+private:
+  bool UseExVariants;
+};
 /// torch-sync-grad-norm: clip_grad_norm_ returns a host double.
 TORCH_SYNCFREE_DECLARE_CHECK(GradNormCheck)
 /// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option

@@ -2,6 +2,10 @@
 #include "TensorFacts.h"
 #include "TorchApi.h"
 
+#include "clang/AST/ParentMapContext.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
@@ -50,7 +54,51 @@ void CheckedLinalgCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = Declared ? "use `" + Ex + "`, which returns an `info` tensor instead of raising, "
                         "and check `info` later (errors are then no longer raised here)"
                       : "compute without the check (an `_ex` variant) and validate later";
-  report(Call->getExprLoc(), F);
+  // With UseExVariants: `auto x = torch::linalg_inv(a);` ->
+  //   `auto x_ex = torch::linalg_inv_ex(a);` + `auto x = std::get<0>(x_ex);`
+  // keeping `std::get<1>(x_ex)` (info) for a later check. Only free calls whose _ex
+  // form returns (result, info), declared alone in their statement.
+  std::vector<FixItHint> Fixes;
+  bool ResultInfoPair = Name == "linalg_inv" || Name == "linalg_cholesky" || Name == "linalg_solve";
+  const VarDecl *Var = nullptr;
+  const DeclStmt *Declaration = nullptr;
+  if (UseExVariants && Declared && ResultInfoPair && !isa<CXXMemberCallExpr>(Call)) {
+    DynTypedNodeList Parents = Ctx.getParents(*Call);
+    const Stmt *Up = Call;
+    while (!Parents.empty() && !Var) {
+      if ((Var = Parents[0].get<VarDecl>()))
+        break;
+      const Stmt *Parent = Parents[0].get<Stmt>();
+      if (!Parent || !isa<ExprWithCleanups, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
+                          ImplicitCastExpr, CXXConstructExpr>(Parent))
+        break;
+      Up = Parent;
+      Parents = Ctx.getParents(*Up);
+    }
+    if (Var) {
+      DynTypedNodeList Above = Ctx.getParents(*Var);
+      Declaration = Above.empty() ? nullptr : Above[0].get<DeclStmt>();
+    }
+  }
+  if (Declaration && Declaration->isSingleDecl() && Var->getName().size()) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    std::string Holder = Var->getNameAsString() + "_ex";
+    unsigned Column = SM.getExpansionColumnNumber(Declaration->getBeginLoc());
+    std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
+    std::string CallText = sourceText(Ctx, Call);
+    size_t NameAt = CallText.find(Name.str() + "(");
+    if (NameAt != std::string::npos) {
+      CallText.insert(NameAt + Name.size(), "_ex");
+      std::string Replacement = "auto " + Holder + " = " + CallText + ";\n" + Indent + "auto " +
+                                Var->getNameAsString() + " = std::get<0>(" + Holder + ");";
+      if (auto Edits = fixItsFor({transformer::changeTo(selectTokens(Declaration),
+                                                        transformer::cat(Replacement))},
+                                 Result))
+        Fixes = *Edits;
+      F.Remedy += "; the fix keeps `std::get<1>(" + Holder + ")` (info) to check later";
+    }
+  }
+  report(Call->getExprLoc(), F, Fixes);
 }
 
 } // namespace torch_syncfree

@@ -1,14 +1,22 @@
 // RUN: %check_torch_sync %s torch-sync-checked-linalg %t -- %mock_flags
+// RUN: %check_torch_sync --check-prefix=EX %s torch-sync-checked-linalg %t.ex -config="{CheckOptions: {torch-sync-checked-linalg.UseExVariants: true}}" -- %mock_flags
 #include <torch/torch.h>
 
 void positives(torch::Tensor maybe_gpu) {
   auto a = torch::eye(4, torch::kCUDA) * 2;
   auto inv = torch::linalg_inv(a);
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `linalg_inv` on a GPU tensor checks the factorisation on the host, so it waits for the GPU; false dependency: the result itself does not need the host; use `linalg_inv_ex`, which returns an `info` tensor instead of raising, and check `info` later (errors are then no longer raised here) [torch-sync-checked-linalg]
+  // EX-MESSAGES: :[[@LINE-2]]:14: warning: `linalg_inv` on a GPU tensor {{.*}} (errors are then no longer raised here); the fix keeps `std::get<1>(inv_ex)` (info) to check later [torch-sync-checked-linalg]
+  // EX-FIXES: auto inv_ex = torch::linalg_inv_ex(a);
+  // EX-FIXES-NEXT: auto inv = std::get<0>(inv_ex);
   auto l = torch::linalg_cholesky(maybe_gpu);
   // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `linalg_cholesky` on a tensor that may be on the GPU {{.*}}; use `linalg_cholesky_ex`
+  // EX-MESSAGES: :[[@LINE-2]]:12: warning: `linalg_cholesky` on a tensor that may be on the GPU
+  // EX-FIXES: auto l_ex = torch::linalg_cholesky_ex(maybe_gpu);
+  // EX-FIXES-NEXT: auto l = std::get<0>(l_ex);
   auto i2 = a.inverse();
   // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `inverse` on a GPU tensor {{.*}}; use `linalg_inv_ex`
+  // EX-MESSAGES: :[[@LINE-2]]:15: warning: `inverse` on a GPU tensor {{.*}}; use `linalg_inv_ex`{{.*}}here) [torch-sync-checked-linalg]
 }
 
 void negatives() {

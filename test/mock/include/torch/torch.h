@@ -281,6 +281,8 @@ Tensor repeat_interleave(const Tensor &repeats, optional<int64_t> output_size = 
 bool equal(const Tensor &self, const Tensor &other);
 bool allclose(const Tensor &self, const Tensor &other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false);
 Tensor linalg_inv(const Tensor &A);
+Tensor linalg_solve(const Tensor &A, const Tensor &B, bool left = true);
+std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor &A, const Tensor &B, bool left = true, bool check_errors = false);
 std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_errors = false);
 Tensor linalg_cholesky(const Tensor &self, bool upper = false);
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor &self, bool upper = false, bool check_errors = false);
