@@ -25,8 +25,22 @@ TORCH_SYNCFREE_DECLARE_CHECK(IndexPutCheck)
 TORCH_SYNCFREE_DECLARE_CHECK(ScalarIndexCheck)
 /// torch-sync-dynamic-shape: nonzero, unique, repeat_interleave, bincount, histc, ...
 TORCH_SYNCFREE_DECLARE_CHECK(DynamicShapeCheck)
-/// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>().
-TORCH_SYNCFREE_DECLARE_CHECK(HostBoolCheck)
+/// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>(). With
+/// AssertAsyncFix, `TORCH_CHECK(t.item<bool>(), "msg")` becomes `at::_assert_async`.
+class HostBoolCheck : public SyncCheck {
+public:
+  HostBoolCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context), AssertAsyncFix(Options.get("AssertAsyncFix", false)) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
+    SyncCheck::storeOptions(Opts);
+    Options.store(Opts, "AssertAsyncFix", AssertAsyncFix);
+  }
+
+private:
+  bool AssertAsyncFix;
+};
 /// torch-sync-checked-linalg: linalg ops that check their result on the host. With
 /// UseExVariants, `auto x = torch::linalg_inv(a);` becomes the `_ex` call and its result.
 class CheckedLinalgCheck : public SyncCheck {

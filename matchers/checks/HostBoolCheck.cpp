@@ -1,9 +1,13 @@
 #include "CatalogChecks.h"
+#include "TensorFacts.h"
 #include "TorchApi.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
 #include "clang/Lex/Lexer.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
+using clang::transformer::RangeSelector;
 
 namespace torch_syncfree {
 
@@ -27,17 +31,59 @@ static bool isItemBool(const CallExpr *Call) {
          Args->get(0).getAsType()->isBooleanType();
 }
 
-/// The innermost assertion macro the call is an argument of, if any.
-static StringRef assertionMacro(ASTContext &Ctx, SourceLocation Loc) {
+/// The innermost assertion macro the call is an argument of, if any, and the
+/// file range of that macro's invocation.
+static StringRef assertionMacro(ASTContext &Ctx, SourceLocation Loc,
+                                CharSourceRange *Invocation = nullptr) {
   const SourceManager &SM = Ctx.getSourceManager();
   while (Loc.isMacroID()) {
     StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
     if (Name == "TORCH_CHECK" || Name == "AT_ASSERT" || Name == "assert" ||
-        Name == "TORCH_INTERNAL_ASSERT" || Name == "AT_ASSERTM")
+        Name == "TORCH_INTERNAL_ASSERT" || Name == "AT_ASSERTM") {
+      if (Invocation) // the whole outermost invocation, as spelled in the file
+        *Invocation = SM.getExpansionRange(Loc);
       return Name;
+    }
     Loc = SM.getImmediateMacroCallerLoc(Loc);
   }
   return "";
+}
+
+/// Splits `MACRO(a, b, ...)` into its top-level arguments.
+static std::vector<std::string> macroArguments(StringRef Invocation) {
+  std::vector<std::string> Args;
+  size_t Open = Invocation.find('(');
+  if (Open == StringRef::npos || !Invocation.ends_with(")"))
+    return Args;
+  StringRef Inner = Invocation.drop_front(Open + 1).drop_back();
+  int Depth = 0;
+  bool InString = false;
+  std::string Current;
+  for (size_t I = 0; I < Inner.size(); ++I) {
+    char C = Inner[I];
+    if (InString) {
+      Current += C;
+      if (C == '\\' && I + 1 < Inner.size())
+        Current += Inner[++I];
+      else if (C == '"')
+        InString = false;
+      continue;
+    }
+    if (C == '"')
+      InString = true;
+    if (C == '(' || C == '{' || C == '[' || C == '<')
+      ++Depth;
+    if (C == ')' || C == '}' || C == ']' || C == '>')
+      --Depth;
+    if (C == ',' && Depth == 0) {
+      Args.push_back(StringRef(Current).trim().str());
+      Current.clear();
+      continue;
+    }
+    Current += C;
+  }
+  Args.push_back(StringRef(Current).trim().str());
+  return Args;
 }
 
 void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
@@ -57,16 +103,40 @@ void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
   F.What = "`" + Spelled + "` on " + tensorPhrase(Where) +
            " turns a GPU value into a host `bool`, so the host waits for the GPU";
   F.Use = classifier(Ctx).classify(Call);
-  StringRef Macro = assertionMacro(Ctx, Call->getBeginLoc());
+  CharSourceRange Invocation;
+  StringRef Macro = assertionMacro(Ctx, Call->getBeginLoc(), &Invocation);
+  std::vector<FixItHint> Fixes;
   if (!Macro.empty()) {
     F.Use.Kind = Dependency::True;
     F.Use.Reason = "the value is checked by `" + Macro.str() + "`";
     F.Remedy = "check on the device with `at::_assert_async(cond)` (a failing check then "
                "aborts the CUDA context instead of throwing)";
+    // Opt-in: `TORCH_CHECK(t.item<bool>(), "msg")` -> `at::_assert_async(t, "msg")`
+    // (the message only where the headers declare the two-argument form).
+    std::string Text = Lexer::getSourceText(Invocation, Ctx.getSourceManager(),
+                                            Ctx.getLangOpts()).str();
+    std::vector<std::string> Args = macroArguments(Text);
+    const std::string Suffix = ".item<bool>()";
+    if (AssertAsyncFix && Macro == "TORCH_CHECK" && Name == "item" && !Args.empty() &&
+        StringRef(Text).starts_with("TORCH_CHECK(") &&
+        Args.size() <= 2 && StringRef(Args[0]).ends_with(Suffix) &&
+        StringRef(Args[0]).count('(') == StringRef(Args[0]).count(')') &&
+        Args[0].find("item") == Args[0].size() - Suffix.size() + 1 &&
+        (Args.size() == 1 || StringRef(Args[1]).starts_with("\""))) {
+      std::string Condition = Args[0].substr(0, Args[0].size() - Suffix.size());
+      bool TwoArgument = torchDeclares(Ctx, "at", "_assert_async", 2);
+      std::string Replacement = "at::_assert_async(" + Condition +
+                                (Args.size() == 2 && TwoArgument ? ", " + Args[1] : "") + ")";
+      RangeSelector Whole = selectRange(Invocation);
+      if (Invocation.isValid() && Invocation.getBegin().isFileID())
+        if (auto Edits = fixItsFor({transformer::changeTo(Whole, transformer::cat(Replacement))},
+                                   Result))
+          Fixes = *Edits;
+    }
   } else {
     F.Remedy = "decide on the device instead (`torch::where`, masks) or check less often";
   }
-  report(Call->getExprLoc(), F);
+  report(Call->getExprLoc(), F, Fixes);
 }
 
 } // namespace torch_syncfree

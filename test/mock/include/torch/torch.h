@@ -287,6 +287,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_errors = fa
 Tensor linalg_cholesky(const Tensor &self, bool upper = false);
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor &self, bool upper = false, bool check_errors = false);
 void _assert_async(const Tensor &self);
+void _assert_async(const Tensor &self, const char *assert_msg);
 Tensor sigmoid(const Tensor &self);
 Tensor tanh(const Tensor &self);
 Tensor sin(const Tensor &self);
