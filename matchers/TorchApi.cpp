@@ -2,6 +2,7 @@
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
@@ -101,6 +102,21 @@ const Stmt *consumerOf(ASTContext &Ctx, const Expr *E) {
              MemberExpr>(Parent))
       return Parent;
     Current = Parent;
+  }
+}
+
+const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    Node = Parents[0];
+    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
+      return nullptr;
+    if (const auto *Loop = Node.get<Stmt>())
+      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Loop))
+        return Loop;
   }
 }
 

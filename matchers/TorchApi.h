@@ -36,6 +36,10 @@ const clang::Expr *ignoreWrappers(const clang::Expr *E);
 /// member access: the expression or statement that consumes E's value.
 const clang::Stmt *consumerOf(clang::ASTContext &Ctx, const clang::Expr *E);
 
+/// The innermost for/while/do/range-for loop around \p S within its function or
+/// lambda, or nullptr.
+const clang::Stmt *enclosingLoop(clang::ASTContext &Ctx, const clang::Stmt *S);
+
 /// The object a method is called on, for member calls (nullptr otherwise).
 const clang::Expr *calleeObject(const clang::Expr *Call);
 /// Name of the called method or function, empty when not a named call.

@@ -131,19 +131,8 @@ bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
 }
 
 unsigned UseClassifier::enclosingLoopLine(const Stmt *S) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  DynTypedNode Node = DynTypedNode::create(*S);
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(Node);
-    if (Parents.empty())
-      return 0;
-    Node = Parents[0];
-    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
-      return 0;
-    if (const auto *Loop = Node.get<Stmt>())
-      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Loop))
-        return SM.getExpansionLineNumber(Loop->getBeginLoc());
-  }
+  const Stmt *Loop = enclosingLoop(Ctx, S);
+  return Loop ? Ctx.getSourceManager().getExpansionLineNumber(Loop->getBeginLoc()) : 0;
 }
 
 UseVerdict UseClassifier::classify(const Expr *ValueExpr) {

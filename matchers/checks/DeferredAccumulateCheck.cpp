@@ -32,22 +32,6 @@ void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
       this);
 }
 
-/// The innermost loop around \p S within its function, or nullptr.
-static const Stmt *innermostLoop(ASTContext &Ctx, const Stmt *S) {
-  DynTypedNode Node = DynTypedNode::create(*S);
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(Node);
-    if (Parents.empty())
-      return nullptr;
-    Node = Parents[0];
-    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
-      return nullptr;
-    if (const auto *Loop = Node.get<Stmt>())
-      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Loop))
-        return Loop;
-  }
-}
-
 static const Stmt *loopBody(const Stmt *Loop) {
   if (const auto *For = dyn_cast<ForStmt>(Loop))
     return For->getBody();
@@ -84,7 +68,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const LangOptions &LO = Ctx.getLangOpts();
   if (!isDiscarded(Ctx, Accumulate))
     return;
-  const Stmt *Loop = innermostLoop(Ctx, Accumulate);
+  const Stmt *Loop = enclosingLoop(Ctx, Accumulate);
   if (!Loop)
     return;
   Placement Where = oracle(Ctx).tensorPlacement(Object);
