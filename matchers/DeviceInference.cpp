@@ -5,12 +5,18 @@
 #include "clang/Analysis/CFG.h"
 #include <deque>
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/StmtCXX.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
 
 namespace torch_syncfree {
+
+static std::optional<unsigned> stdGetIndex(const CallExpr *Call);
+static bool isStdMove(const CallExpr *Call);
 
 Placement join(Placement A, Placement B) { return A == B ? A : Placement::Unknown; }
 
@@ -45,7 +51,8 @@ static Placement placementOfDeviceName(StringRef Name) {
 
 /// The function body a variable's definitions and uses are searched in.
 static const Stmt *owningBody(const VarDecl *VD) {
-  const DeclContext *DC = VD->getParentFunctionOrMethod();
+  const DeclContext *DC = isa<ParmVarDecl>(VD) ? VD->getDeclContext()
+                                               : VD->getParentFunctionOrMethod();
   if (const auto *FD = dyn_cast_or_null<FunctionDecl>(DC))
     return FD->getBody();
   return nullptr;
@@ -209,8 +216,17 @@ std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool
 }
 
 std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *VD, bool AsDevice) {
-  if (isa<ParmVarDecl>(VD))
-    return Placement::Unknown;
+  std::optional<Placement> Result;
+  if (const auto *Param = dyn_cast<ParmVarDecl>(VD)) {
+    // Inside a callee evaluated for a call site, a tensor parameter starts with the
+    // argument's placement; assignments in the body are joined below.
+    if (ParameterBindings.empty())
+      return Placement::Unknown;
+    auto Bound = ParameterBindings.back().find(Param);
+    if (Bound == ParameterBindings.back().end())
+      return Placement::Unknown;
+    Result = Bound->second;
+  }
   // Constants such as c10::kCUDA: their initialiser says it all.
   if (!VD->hasLocalStorage() && !VD->isStaticLocal()) {
     if (VD->getType().isConstQualified() && VD->getInit())
@@ -223,8 +239,7 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
   auto Evaluate = [&](const Expr *Value) -> std::optional<Placement> {
     return AsDevice ? devicePlacement(Value) : tensorPlacementImpl(Value);
   };
-  std::optional<Placement> Result;
-  if (const Expr *Init = VD->getInit()) {
+  if (const Expr *Init = isa<ParmVarDecl>(VD) ? nullptr : VD->getInit()) {
     // `Tensor t;` is an undefined tensor: it takes a device only when assigned.
     const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Init));
     if (!(Construct && Construct->getNumArgs() == 0))
@@ -387,14 +402,30 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
     return Placement::Unknown;
-  auto Cached = TensorCache.find(E);
-  if (Cached != TensorCache.end())
-    return Cached->second;
+  // Inside a callee evaluated for one call site, parameters have that site's
+  // placements: results there are neither read from nor written to the cache.
+  if (ParameterBindings.empty()) {
+    auto Cached = TensorCache.find(E);
+    if (Cached != TensorCache.end())
+      return Cached->second;
+  }
 
   std::optional<Placement> Result = Placement::Unknown;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+  if (const Expr *Range = rangeOfLoopElement(E)) {
+    Result = elementPlacement(Range, std::nullopt); // `*__begin` of a range-for
+  } else if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
       Result = variablePlacement(VD, /*AsDevice=*/false, DRE);
+    else if (const auto *Binding = dyn_cast<BindingDecl>(DRE->getDecl()))
+      Result = bindingPlacement(Binding);
+  } else if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+    Result = memberPlacement(Member);
+  } else if (const auto *Subscript = dyn_cast<ArraySubscriptExpr>(E)) {
+    Result = elementPlacement(Subscript->getBase(), std::nullopt);
+  } else if (const auto *Deref = dyn_cast<UnaryOperator>(E)) {
+    Result = Deref->getOpcode() == UO_Deref ? std::optional(Placement::Unknown) : Result;
+  } else if (std::optional<Placement> Element = containerAccessPlacement(E)) {
+    Result = Element;
   } else if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
     Result = join(tensorPlacementImpl(CO->getTrueExpr()),
                   tensorPlacementImpl(CO->getFalseExpr()));
@@ -417,12 +448,16 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
         // Tensor methods compute on the device of their operands.
         Result = operandsPlacement(MC);
       }
+    } else if (std::optional<Placement> Returned = returnPlacement(MC, std::nullopt)) {
+      Result = Returned; // a method defined in this TU
     } else {
       Result = Placement::Unknown; // a member call on a module, a loader, ...
     }
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2)
       Result = tensorPlacementImpl(Op->getArg(1));
+    else if (Op->getOperator() == OO_Call)
+      Result = returnPlacement(Op, std::nullopt).value_or(Placement::Unknown); // a lambda
     else
       Result = operandsPlacement(Op);
   } else if (const auto *Call = dyn_cast<CallExpr>(E)) {
@@ -440,12 +475,444 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
       } else {
         Result = operandsPlacement(Call);
       }
+    } else if (std::optional<unsigned> Index = stdGetIndex(Call)) {
+      Result = elementPlacement(Call->getArg(0), *Index < ~0u ? Index : std::nullopt);
+    } else if (isStdMove(Call)) {
+      Result = tensorPlacementImpl(Call->getArg(0));
+    } else if (std::optional<Placement> Returned = returnPlacement(Call, std::nullopt)) {
+      Result = Returned; // a function defined in this TU
     }
-    // Functions outside LibTorch are unseen here: Unknown.
+    // Other functions are unseen here: Unknown.
   }
   // Results computed inside a cycle are partial: cache only complete ones.
-  if (InProgress.empty())
+  if (cacheable())
     TensorCache[E] = Result;
+  return Result;
+}
+
+} // namespace torch_syncfree
+
+// ---- Containers, fields and calls -----------------------------------------
+namespace torch_syncfree {
+
+/// `std::get<I>(x)`: I, or ~0u for `std::get<T>(x)`; nullopt for other calls.
+static std::optional<unsigned> stdGetIndex(const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD || !FD->isInStdNamespace() || FD->getName() != "get" || Call->getNumArgs() != 1)
+    return std::nullopt;
+  if (const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs())
+    if (Args->size() >= 1 && Args->get(0).getKind() == TemplateArgument::Integral)
+      return static_cast<unsigned>(Args->get(0).getAsIntegral().getZExtValue());
+  return ~0u;
+}
+
+static bool isStdMove(const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  return FD && FD->isInStdNamespace() && Call->getNumArgs() == 1 &&
+         (FD->getName() == "move" || FD->getName() == "forward");
+}
+
+/// Whether \p S is (or is inside) the left side of an assignment: the value
+/// written there is then the assignment's right side, returned here.
+static const Expr *assignedValue(ASTContext &Ctx, const Expr *Target) {
+  DynTypedNodeList Parents = Ctx.getParents(*Target);
+  while (!Parents.empty() && Parents[0].get<Expr>() &&
+         isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr>(Parents[0].get<Expr>()))
+    Parents = Ctx.getParents(Parents[0]);
+  if (Parents.empty())
+    return nullptr;
+  if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>())
+    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+        ignoreWrappers(Op->getArg(0)) == ignoreWrappers(Target))
+      return Op->getArg(1);
+  if (const auto *BO = Parents[0].get<BinaryOperator>())
+    if (BO->getOpcode() == BO_Assign && ignoreWrappers(BO->getLHS()) == ignoreWrappers(Target))
+      return BO->getRHS();
+  return nullptr;
+}
+
+/// Whether \p Target may be changed behind the analysis's back: its address is
+/// taken, or it is passed by non-const reference to a function outside LibTorch.
+static bool escapes(ASTContext &Ctx, const Expr *Target) {
+  DynTypedNodeList Parents = Ctx.getParents(*Target);
+  while (!Parents.empty() && Parents[0].get<Expr>() &&
+         isa<ImplicitCastExpr, ParenExpr>(Parents[0].get<Expr>()))
+    Parents = Ctx.getParents(Parents[0]);
+  if (Parents.empty())
+    return false;
+  if (const auto *UO = Parents[0].get<UnaryOperator>())
+    return UO->getOpcode() == UO_AddrOf;
+  const auto *Call = Parents[0].get<CallExpr>();
+  if (!Call || isa<CXXOperatorCallExpr>(Call))
+    return false;
+  const FunctionDecl *FD = Call->getDirectCallee();
+  // LibTorch does not move tensors behind a reference; std::get/begin/end only
+  // give access (their results are followed where they are used).
+  if (FD && (isInTorchNamespace(FD) || isStdMove(Call) || stdGetIndex(Call) ||
+             (FD->isInStdNamespace() &&
+              llvm::is_contained({"begin", "end", "cbegin", "cend", "size", "empty"},
+                                 FD->getName()))))
+    return false;
+  for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+    if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Target) &&
+        (!FD || isNonConstRefParam(FD, I)))
+      return true;
+  return false;
+}
+
+const Expr *DeviceOracle::rangeOfLoopElement(const Expr *E) {
+  // `*__begin` (an overloaded or a built-in dereference) initialises the loop
+  // variable of a range-for: its parents are the variable, its DeclStmt, the loop.
+  const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+  const auto *UO = dyn_cast<UnaryOperator>(E);
+  if (!(Op && Op->getOperator() == OO_Star) && !(UO && UO->getOpcode() == UO_Deref))
+    return nullptr;
+  DynTypedNode Node = DynTypedNode::create(*E);
+  for (int Step = 0; Step < 8; ++Step) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    Node = Parents[0];
+    if (const auto *Loop = Node.get<CXXForRangeStmt>()) {
+      const VarDecl *LoopVar = Loop->getLoopVariable();
+      if (LoopVar && LoopVar->getInit() && ignoreWrappers(LoopVar->getInit()) == E)
+        return Loop->getRangeInit();
+      return nullptr;
+    }
+    if (Node.get<CompoundStmt>())
+      return nullptr;
+  }
+  return nullptr;
+}
+
+std::optional<Placement> DeviceOracle::bindingPlacement(const BindingDecl *Binding) {
+  const auto *Decomposed = dyn_cast_or_null<DecompositionDecl>(Binding->getDecomposedDecl());
+  if (!Decomposed || !Decomposed->getInit())
+    return Placement::Unknown;
+  unsigned Index = 0;
+  for (const BindingDecl *Other : Decomposed->bindings()) {
+    if (Other == Binding)
+      break;
+    ++Index;
+  }
+  return elementPlacement(Decomposed->getInit(), Index);
+}
+
+/// The Index-th non-static data member of a class.
+static const FieldDecl *nthField(const RecordDecl *RD, unsigned Index) {
+  for (const FieldDecl *Field : RD->fields())
+    if (Index-- == 0)
+      return Field;
+  return nullptr;
+}
+
+std::optional<Placement> DeviceOracle::memberPlacement(const MemberExpr *Member) {
+  const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+  if (!Field)
+    return Placement::Unknown;
+  const RecordDecl *Record = Field->getParent();
+  // std::pair's first/second: the element of the pair expression.
+  if (Record->isInStdNamespace() && Record->getName() == "pair")
+    return elementPlacement(Member->getBase(), Field->getFieldIndex());
+  return fieldPlacement(Field);
+}
+
+std::optional<Placement> DeviceOracle::containerAccessPlacement(const Expr *E) {
+  static const llvm::StringSet<> Accessors = {"at", "front", "back", "value", "operator[]"};
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if ((Op->getOperator() == OO_Subscript || Op->getOperator() == OO_Star) &&
+        Op->getNumArgs() >= 1 && !isTensorType(Op->getArg(0)->getType()))
+      return elementPlacement(Op->getArg(0), std::nullopt);
+    return std::nullopt;
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const Expr *Object = MC->getImplicitObjectArgument();
+    const CXXMethodDecl *Method = MC->getMethodDecl();
+    if (Object && Method && !isTensorType(Object->getType()) &&
+        Method->getParent()->isInStdNamespace() && Accessors.contains(calleeName(MC)))
+      return elementPlacement(Object, std::nullopt);
+  }
+  return std::nullopt;
+}
+
+std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
+                                                        std::optional<unsigned> Index) {
+  const Expr *C = ignoreWrappers(Container);
+  if (!C)
+    return Placement::Unknown;
+  if (isTensorType(C->getType()))
+    return tensorPlacementImpl(C);
+  if (const auto *IL = dyn_cast<CXXStdInitializerListExpr>(C))
+    return elementPlacement(IL->getSubExpr(), Index);
+  // An aggregate of the user's own class: `auto [x, y] = batch;`.
+  if (const auto *Record = C->getType()->getAsCXXRecordDecl())
+    if (Index && !Record->isInStdNamespace() && !isInTorchNamespace(Record)) {
+      const FieldDecl *Field = nthField(Record, *Index);
+      return Field && isTensorType(Field->getType()) ? fieldPlacement(Field)
+                                                     : std::optional(Placement::Unknown);
+    }
+  auto JoinAll = [&](llvm::ArrayRef<const Expr *> Elements) {
+    std::optional<Placement> Result;
+    for (const Expr *Element : Elements)
+      Result = join(Result, elementPlacement(Element, std::nullopt));
+    return Result;
+  };
+  auto Pick = [&](llvm::ArrayRef<const Expr *> Elements) -> std::optional<Placement> {
+    if (Index && *Index < Elements.size())
+      return elementPlacement(Elements[*Index], std::nullopt);
+    return JoinAll(Elements);
+  };
+  if (const auto *Init = dyn_cast<InitListExpr>(C)) {
+    std::vector<const Expr *> Elements(Init->inits().begin(), Init->inits().end());
+    return Pick(Elements);
+  }
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(C)) {
+    std::vector<const Expr *> Elements;
+    for (const Expr *Arg : Construct->arguments()) {
+      const Expr *Inner = ignoreWrappers(Arg);
+      if (isa<CXXDefaultArgExpr>(Arg) || !Inner)
+        continue;
+      // vector(n, value): only the tensor-holding arguments describe elements.
+      if (Inner->getType()->isIntegralOrEnumerationType() || Inner->getType()->isPointerType())
+        continue;
+      Elements.push_back(Arg);
+    }
+    if (Elements.size() == 1 && !isTensorType(ignoreWrappers(Elements[0])->getType()))
+      return elementPlacement(Elements[0], Index); // vector{a, b}: the initializer list
+    return Pick(Elements);
+  }
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(C))
+    return join(elementPlacement(CO->getTrueExpr(), Index),
+                elementPlacement(CO->getFalseExpr(), Index));
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(C)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      return containerVariablePlacement(VD, Index);
+    return Placement::Unknown;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(C)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (isStdMove(Call))
+      return elementPlacement(Call->getArg(0), Index);
+    if (FD && FD->isInStdNamespace() &&
+        llvm::is_contained({"make_tuple", "make_pair", "tie", "forward_as_tuple"}, FD->getName())) {
+      std::vector<const Expr *> Args(Call->arg_begin(), Call->arg_end());
+      return Pick(Args);
+    }
+    // chunk/split/unbind/max(dim)/sort/topk/*_ex: on the device of their operands.
+    if (FD && isInTorchNamespace(FD))
+      return operandsPlacement(Call);
+    if (std::optional<Placement> Returned = returnPlacement(Call, Index))
+      return Returned;
+    return Placement::Unknown;
+  }
+  return Placement::Unknown;
+}
+
+std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl *VD,
+                                                                  std::optional<unsigned> Index) {
+  if (isa<ParmVarDecl>(VD))
+    return Placement::Unknown;
+  if (!VD->hasLocalStorage() && !VD->isStaticLocal()) {
+    if (VD->getType().isConstQualified() && VD->getInit())
+      return elementPlacement(VD->getInit(), Index);
+    return Placement::Unknown;
+  }
+  const Stmt *Body = owningBody(VD);
+  if (!Body || !InProgress.insert(VD).second)
+    return std::nullopt;
+  std::optional<Placement> Result;
+  if (const Expr *Init = VD->getInit())
+    Result = elementPlacement(Init, Index);
+  static const llvm::StringSet<> Adders = {"push_back", "emplace_back", "insert", "push_front",
+                                           "emplace", "assign", "resize"};
+  static const llvm::StringSet<> Readers = {
+      "size", "empty", "begin", "end", "cbegin", "cend", "rbegin", "rend", "at", "front",
+      "back", "operator[]", "reserve", "clear", "pop_back", "capacity", "erase", "value",
+      "has_value", "reset"};
+  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")), *Body, Ctx);
+  for (const auto &Node : Refs) {
+    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+    if (escapes(Ctx, Ref)) {
+      Result = join(Result, std::optional(Placement::Unknown));
+      continue;
+    }
+    if (const Expr *Assigned = assignedValue(Ctx, Ref)) {
+      Result = join(Result, elementPlacement(Assigned, Index));
+      continue;
+    }
+    DynTypedNodeList Parents = Ctx.getParents(*Ref);
+    while (!Parents.empty() && Parents[0].get<ImplicitCastExpr>())
+      Parents = Ctx.getParents(Parents[0]);
+    if (Parents.empty())
+      continue;
+    // The element an access yields may be assigned to or passed on by reference.
+    const Expr *Access = nullptr;
+    if (const auto *Member = Parents[0].get<MemberExpr>();
+        Member && isa<FieldDecl>(Member->getMemberDecl())) {
+      Access = Member; // pair.first
+    } else if (const auto *Member = Parents[0].get<MemberExpr>()) {
+      DynTypedNodeList Calls = Ctx.getParents(*Member);
+      const auto *MC = Calls.empty() ? nullptr : Calls[0].get<CXXMemberCallExpr>();
+      StringRef Name = MC ? calleeName(MC) : StringRef();
+      if (MC && Adders.contains(Name)) {
+        // Tensors join; an iterator range or another container is not followed.
+        for (const Expr *Arg : MC->arguments()) {
+          const Expr *Inner = ignoreWrappers(Arg);
+          if (!Inner || isa<CXXDefaultArgExpr>(Arg) || Inner->getType()->isIntegralOrEnumerationType())
+            continue;
+          Result = join(Result, isTensorType(Inner->getType()) ? tensorPlacementImpl(Inner)
+                                                               : std::optional(Placement::Unknown));
+        }
+        continue;
+      }
+      if (!MC || !Readers.contains(Name)) {
+        Result = join(Result, std::optional(Placement::Unknown)); // data(), swap(), ...
+        continue;
+      }
+      Access = MC;
+    } else if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
+      if (Op->getOperator() == OO_Subscript)
+        Access = Op;
+    } else if (const auto *Subscript = Parents[0].get<ArraySubscriptExpr>()) {
+      Access = Subscript;
+    } else if (const auto *Range = Parents[0].get<VarDecl>()) {
+      // `for (auto &t : v) t = ...;` writes the elements through the loop variable.
+      DynTypedNodeList Up = Ctx.getParents(*Range);
+      if (!Up.empty())
+        Up = Ctx.getParents(Up[0]);
+      if (!Up.empty())
+        if (const auto *Loop = Up[0].get<CXXForRangeStmt>()) {
+          const VarDecl *LoopVar = Loop->getLoopVariable();
+          QualType T = LoopVar->getType();
+          if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified()) {
+            auto Writes = match(
+                findAll(declRefExpr(to(varDecl(equalsNode(LoopVar)))).bind("ref")),
+                *Loop->getBody(), Ctx);
+            for (const auto &Write : Writes) {
+              const auto *LoopRef = Write.getNodeAs<DeclRefExpr>("ref");
+              if (const Expr *Value = assignedValue(Ctx, LoopRef))
+                Result = join(Result, tensorPlacementImpl(Value));
+              else if (escapes(Ctx, LoopRef))
+                Result = join(Result, std::optional(Placement::Unknown));
+            }
+          }
+        }
+    }
+    if (Access) {
+      if (const Expr *Value = assignedValue(Ctx, Access))
+        Result = join(Result, tensorPlacementImpl(Value));
+      else if (escapes(Ctx, Access))
+        Result = join(Result, std::optional(Placement::Unknown));
+    }
+  }
+  InProgress.erase(VD);
+  return Result;
+}
+
+/// A class whose tensors a generic mover may relocate: torch::nn modules and
+/// classes with their own to()/cuda()/cpu().
+static bool mayMoveItsTensors(const CXXRecordDecl *Record) {
+  if (!Record || !Record->hasDefinition())
+    return true;
+  for (const CXXMethodDecl *Method : Record->methods())
+    if (Method->getDeclName().isIdentifier() &&
+        llvm::is_contained({"to", "cuda", "cpu"}, Method->getName()))
+      return true;
+  bool Module = false;
+  Record->forallBases([&](const CXXRecordDecl *Base) {
+    if (isInTorchNamespace(Base) && Base->getName() == "Module")
+      Module = true;
+    return true;
+  });
+  return Module;
+}
+
+std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
+  if (!isTensorType(Field->getType()))
+    return Placement::Unknown;
+  auto Cached = FieldCache.find(Field);
+  if (Cached != FieldCache.end())
+    return Cached->second;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
+  // Other translation units can store into fields of classes from headers.
+  if (!Record || !SM.isInMainFile(SM.getExpansionLoc(Record->getLocation())) ||
+      mayMoveItsTensors(Record) || Field->getType()->isReferenceType())
+    return Placement::Unknown;
+  if (!FieldsAndCalleesInProgress.insert(Field).second)
+    return std::nullopt;
+  std::optional<Placement> Result;
+  if (const Expr *Init = Field->getInClassInitializer())
+    Result = join(Result, tensorPlacementImpl(Init));
+  for (const CXXConstructorDecl *Ctor : Record->ctors())
+    for (const CXXCtorInitializer *Init : Ctor->inits())
+      if (Init->getMember() == Field && Init->isWritten())
+        Result = join(Result, tensorPlacementImpl(Init->getInit()));
+  // Stores anywhere in the main file (the class is invisible elsewhere):
+  // assignments, escapes, and aggregate initialisation `Batch{a, b}`.
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    auto Aggregates = match(decl(forEachDescendant(initListExpr().bind("init"))), *D, Ctx);
+    for (const auto &Node : Aggregates) {
+      const auto *Init = Node.getNodeAs<InitListExpr>("init");
+      const CXXRecordDecl *Initialised = Init->getType()->getAsCXXRecordDecl();
+      if (!Initialised || Initialised->getCanonicalDecl() != Record->getCanonicalDecl())
+        continue;
+      const InitListExpr *Semantic = Init->isSemanticForm() ? Init : Init->getSemanticForm();
+      if (Semantic && Field->getFieldIndex() < Semantic->getNumInits())
+        Result = join(Result, tensorPlacementImpl(Semantic->getInit(Field->getFieldIndex())));
+    }
+    auto Uses = match(decl(forEachDescendant(memberExpr(member(equalsNode(Field))).bind("use"))), *D, Ctx);
+    for (const auto &Node : Uses) {
+      const auto *Use = Node.getNodeAs<MemberExpr>("use");
+      if (const Expr *Value = assignedValue(Ctx, Use))
+        Result = join(Result, tensorPlacementImpl(Value));
+      else if (escapes(Ctx, Use))
+        Result = join(Result, std::optional(Placement::Unknown));
+    }
+  }
+  FieldsAndCalleesInProgress.erase(Field);
+  if (!Result)
+    Result = Placement::Unknown; // never given a value we can see
+  if (cacheable())
+    FieldCache[Field] = Result;
+  return Result;
+}
+
+std::optional<Placement> DeviceOracle::returnPlacement(const CallExpr *Call,
+                                                       std::optional<unsigned> Index) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Definition = nullptr;
+  if (!Callee || !Callee->hasBody(Definition) || !Definition || isInTorchNamespace(Definition) ||
+      Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
+    return std::nullopt;
+  const auto *Method = dyn_cast<CXXMethodDecl>(Definition);
+  if (Method && Method->isVirtual() && !Method->hasAttr<FinalAttr>() &&
+      !Method->getParent()->hasAttr<FinalAttr>())
+    return std::nullopt; // an override elsewhere may run instead
+  // Bounded depth; recursion gives nothing new.
+  if (ParameterBindings.size() >= 4 || !FieldsAndCalleesInProgress.insert(Definition).second)
+    return std::nullopt;
+  // Operator calls of methods (a lambda's operator()) pass the object first.
+  unsigned ArgOffset = isa<CXXOperatorCallExpr>(Call) && Method ? 1 : 0;
+  llvm::DenseMap<const ParmVarDecl *, Placement> Bindings;
+  for (unsigned I = 0; I < Definition->getNumParams() && I + ArgOffset < Call->getNumArgs(); ++I)
+    if (isTensorType(Definition->getParamDecl(I)->getType()))
+      Bindings[Definition->getParamDecl(I)] = tensorPlacement(Call->getArg(I + ArgOffset));
+  ParameterBindings.push_back(std::move(Bindings));
+  std::optional<Placement> Result;
+  bool ReturnsTensor = isTensorType(Definition->getReturnType());
+  auto Returns = match(findAll(returnStmt(forFunction(equalsNode(Definition))).bind("return")),
+                       *Definition->getBody(), Ctx);
+  for (const auto &Node : Returns) {
+    const Expr *Value = Node.getNodeAs<ReturnStmt>("return")->getRetValue();
+    if (!Value)
+      continue;
+    Result = join(Result, ReturnsTensor ? tensorPlacementImpl(Value) : elementPlacement(Value, Index));
+  }
+  ParameterBindings.pop_back();
+  FieldsAndCalleesInProgress.erase(Definition);
   return Result;
 }
 

@@ -2,6 +2,11 @@
 // a variable's device at a use is the join of the definitions that reach that use
 // along the function's CFG (`t = t.cpu(); t.item()` is a CPU read); where the CFG
 // cannot answer (captures in lambdas, globals), the join of every definition.
+// Tensors are followed through containers (std::vector, std::tuple/std::get,
+// structured bindings, range-for, C arrays), through fields of classes defined
+// in the main file, and through calls of functions defined in the TU (their
+// return statements evaluated with the call's argument placements bound to the
+// parameters).
 #ifndef TORCH_SYNCFREE_DEVICEINFERENCE_H
 #define TORCH_SYNCFREE_DEVICEINFERENCE_H
 
@@ -58,11 +63,41 @@ private:
   FunctionCFG *cfgFor(const clang::FunctionDecl *FD);
   llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<FunctionCFG>> CFGs;
   std::optional<Placement> factoryPlacement(const clang::CallExpr *Call);
+  /// Where the tensors held by a container (vector, tuple, pair, C array, braced
+  /// list) live: element \p Index when known, else every element.
+  std::optional<Placement> elementPlacement(const clang::Expr *Container,
+                                            std::optional<unsigned> Index);
+  std::optional<Placement> containerVariablePlacement(const clang::VarDecl *VD,
+                                                      std::optional<unsigned> Index);
+  /// A tensor field of a class defined in the main file: the join of every value
+  /// the TU stores into it (in-class initialiser, constructor initialisers, assignments).
+  std::optional<Placement> fieldPlacement(const clang::FieldDecl *FD);
+  /// The join of the callee's return values, with its parameters bound to the
+  /// placements of the call's arguments; nullopt when the callee is not analysable.
+  std::optional<Placement> returnPlacement(const clang::CallExpr *Call,
+                                           std::optional<unsigned> Index);
+  std::optional<Placement> bindingPlacement(const clang::BindingDecl *Binding);
+  /// `obj.field`, `this->field`, `pair.first`.
+  std::optional<Placement> memberPlacement(const clang::MemberExpr *Member);
+  /// `v[i]`, `v.at(i)`, `v.front()`, `v.back()`, `opt.value()` on a non-tensor
+  /// container; nullopt when \p E is none of these.
+  std::optional<Placement> containerAccessPlacement(const clang::Expr *E);
+  /// The range a range-for loop variable iterates over, when \p E is the loop's
+  /// `*__begin` (the initialiser of the loop variable).
+  const clang::Expr *rangeOfLoopElement(const clang::Expr *E);
   std::optional<Placement> operandsPlacement(const clang::CallExpr *Call);
 
   clang::ASTContext &Ctx;
   llvm::DenseMap<const clang::Expr *, std::optional<Placement>> TensorCache;
   llvm::SmallPtrSet<const clang::VarDecl *, 8> InProgress;
+  llvm::SmallPtrSet<const clang::Decl *, 8> FieldsAndCalleesInProgress;
+  llvm::DenseMap<const clang::FieldDecl *, std::optional<Placement>> FieldCache;
+  /// Parameter placements of the callees being evaluated (innermost last).
+  std::vector<llvm::DenseMap<const clang::ParmVarDecl *, Placement>> ParameterBindings;
+  /// Results depend on the state above only while something is in progress.
+  bool cacheable() const {
+    return InProgress.empty() && FieldsAndCalleesInProgress.empty() && ParameterBindings.empty();
+  }
 };
 
 } // namespace torch_syncfree

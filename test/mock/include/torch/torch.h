@@ -179,6 +179,9 @@ public:
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
   Tensor mean() const;
   Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor min() const;
   Tensor abs() const;
   Tensor sqrt() const;
@@ -266,6 +269,8 @@ Tensor zeros_like(const Tensor &self, TensorOptions options = {}, optional<Memor
 Tensor from_blob(void *data, IntArrayRef sizes, const TensorOptions &options = TensorOptions());
 Scalar _local_scalar_dense(const Tensor &self);
 Tensor matmul(const Tensor &self, const Tensor &other);
+std::tuple<Tensor, Tensor> max(const Tensor &self, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> sort(const Tensor &self, int64_t dim = -1, bool descending = false);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
 Tensor where(const Tensor &condition, const Tensor &self, const Tensor &other);

@@ -1,0 +1,129 @@
+// RUN: %check_torch_sync %s torch-sync-item %t -- %mock_flags
+// Device knowledge follows tensors through calls of functions defined in the
+// TU, tuples and structured bindings, vectors and range-for, C arrays, fields
+// of classes defined in the main file, and lambdas.
+#include <torch/torch.h>
+#include <iostream>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+static torch::Tensor make_gpu() { return torch::rand({4}, torch::kCUDA); }
+static torch::Tensor make_cpu(int n) { return torch::zeros({n}); }
+static torch::Tensor to_host(const torch::Tensor &t) { return t.cpu(); }
+static torch::Tensor scaled(const torch::Tensor &t) { return t * 2; } // where `t` lives
+static torch::Tensor either(bool c) { return c ? make_gpu() : make_cpu(1); }
+std::pair<torch::Tensor, torch::Tensor> gpu_pair() { return {make_gpu(), make_gpu()}; }
+
+struct Metrics { // defined in this file: every store into its fields is visible
+  torch::Tensor total = torch::zeros({}, torch::kCUDA);
+  torch::Tensor host_count;
+  Metrics() : host_count(torch::zeros({})) {}
+};
+struct Batch {
+  torch::Tensor data;
+  torch::Tensor target;
+};
+struct Net : torch::nn::Module { // module.to(device) moves its tensors: unknown
+  torch::Tensor weight = torch::zeros({4});
+};
+
+void calls(torch::Tensor param) {
+  std::cout << make_gpu().sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a GPU tensor
+  std::cout << make_cpu(3).sum().item<float>();  // CPU: no finding
+  std::cout << to_host(make_gpu()).sum().item<float>();  // CPU: no finding
+  std::cout << scaled(make_cpu(2)).sum().item<float>();  // CPU: no finding
+  std::cout << scaled(make_gpu()).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:41: warning: `item()` on a GPU tensor
+  std::cout << scaled(param).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: `item()` on a tensor that may be on the GPU
+  std::cout << either(true).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:35: warning: `item()` on a tensor that may be on the GPU
+  auto to_gpu = [](const torch::Tensor &t) { return t.cuda(); };
+  std::cout << to_gpu(make_cpu(1)).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:42: warning: `item()` on a GPU tensor
+}
+
+void tuples() {
+  auto x = torch::rand({4, 4}, torch::kCUDA);
+  auto h = x.cpu();
+  auto [values, indices] = x.max(1);
+  std::cout << values.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a GPU tensor
+  auto [host_values, host_indices] = torch::max(h, 1);
+  std::cout << host_indices.sum().item<int64_t>();  // CPU: no finding
+  auto sorted = torch::sort(h);
+  std::cout << std::get<0>(sorted).sum().item<float>();  // CPU: no finding
+  auto mixed = std::make_tuple(h, x);
+  std::cout << std::get<0>(mixed).sum().item<float>();  // CPU: no finding
+  std::cout << std::get<1>(mixed).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:41: warning: `item()` on a GPU tensor
+  auto pair = gpu_pair();
+  std::cout << pair.first.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a GPU tensor
+  auto [first, second] = gpu_pair();
+  std::cout << second.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a GPU tensor
+}
+
+void vectors(std::vector<torch::Tensor> &from_caller) {
+  auto x = torch::rand({4}, torch::kCUDA);
+  auto h = torch::rand({4});
+  std::vector<torch::Tensor> host_chunks = h.chunk(2);
+  std::cout << host_chunks[0].sum().item<float>();  // CPU: no finding
+  std::vector<torch::Tensor> gpu_chunks = x.chunk(2);
+  std::cout << gpu_chunks.at(1).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: `item()` on a GPU tensor
+  std::vector<torch::Tensor> host_list;
+  host_list.push_back(h);
+  host_list.emplace_back(h * 2);
+  for (const auto &t : host_list)
+    std::cout << t.sum().item<float>();  // CPU: no finding
+  std::vector<torch::Tensor> gpu_list = {x, x * 2};
+  for (auto t : gpu_list)
+    std::cout << t.sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: `item()` on a GPU tensor
+  for (auto &t : from_caller)
+    std::cout << t.sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: `item()` on a tensor that may be on the GPU
+  torch::Tensor pair_of[2] = {h, h};
+  std::cout << pair_of[1].sum().item<float>();  // CPU: no finding
+  for (const auto &t : {h, h})
+    std::cout << t.sum().item<float>();  // CPU: no finding
+  std::vector<torch::Tensor> moved = {h};
+  for (auto &t : moved)
+    t = t.cuda();
+  std::cout << moved[0].sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `item()` on a tensor that may be on the GPU
+  std::vector<torch::Tensor> overwritten = {h};
+  overwritten[0] = x;
+  std::cout << overwritten.front().sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:42: warning: `item()` on a tensor that may be on the GPU
+}
+
+void members(Net &net) {
+  Metrics m;
+  std::cout << m.total.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `item()` on a GPU tensor
+  std::cout << m.host_count.item<float>();  // CPU: no finding
+  auto h = torch::rand({4});
+  Batch batch{h, h.cuda()};
+  std::cout << batch.data.sum().item<float>();  // CPU: no finding
+  std::cout << batch.target.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:35: warning: `item()` on a GPU tensor
+  auto [data, target] = batch;
+  std::cout << data.sum().item<float>();  // CPU: no finding
+  std::cout << net.weight.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a tensor that may be on the GPU
+}
+
+void lambdas() {
+  auto g = torch::rand({2}, torch::kCUDA);
+  auto h = torch::rand({2});
+  auto report_gpu = [&]() { std::cout << g.sum().item<float>(); };
+  // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: `item()` on a GPU tensor
+  auto report_cpu = [=]() { std::cout << h.sum().item<float>(); };  // CPU: no finding
+  report_gpu();
+  report_cpu();
+}
