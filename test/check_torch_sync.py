@@ -26,7 +26,7 @@ def run(cmd, **kwargs):
 
 
 def filecheck(filecheck_bin, check_file, prefix, text, extra=()):
-    proc = subprocess.run([filecheck_bin, check_file, "--check-prefix=" + prefix,
+    proc = subprocess.run([filecheck_bin, check_file, "--check-prefixes=" + prefix, "--allow-unused-prefixes",
                            "--dump-input=fail"] + list(extra),
                           input=text, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return proc.returncode, proc.stdout
@@ -39,7 +39,8 @@ def main():
     parser.add_argument("--compile-fixed", action="store_true",
                         help="compile the fixed file with clang++ -fsyntax-only")
     parser.add_argument("--check-prefix", default="",
-                        help="prefix of this run's CHECK lines, e.g. CHECK211 gives CHECK211-MESSAGES")
+                        help="prefixes of this run's CHECK lines, comma-separated, e.g. CHECK,CHECK211 "
+                             "reads CHECK-MESSAGES and CHECK211-MESSAGES")
     parser.add_argument("source")
     parser.add_argument("checks")
     parser.add_argument("temp")
@@ -52,10 +53,11 @@ def main():
         rest = rest[1:]
     flags = rest
 
-    prefix = args.check_prefix or "CHECK"
-    msg_prefix, fix_prefix = prefix + "-MESSAGES", prefix + "-FIXES"
+    prefixes = (args.check_prefix or "CHECK").split(",")
+    msg_prefix = ",".join(p + "-MESSAGES" for p in prefixes)
+    fix_prefix = ",".join(p + "-FIXES" for p in prefixes)
     original = open(args.source, encoding="utf-8").read()
-    has_fix_checks = (fix_prefix + ":") in original
+    has_fix_checks = any((p + "-FIXES:") in original for p in prefixes)
     # Blank every CHECK comment so nothing can match itself.
     cleaned = re.sub(r"//\s*[A-Z0-9]+-[A-Z0-9\-]*:[^\r\n]*", "//", original)
 

@@ -2,12 +2,71 @@
 #include "TensorFacts.h"
 #include "TorchApi.h"
 
+#include "clang/AST/ParentMapContext.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
+using namespace clang::transformer;
 
 namespace torch_syncfree {
+
+/// `nonzero(x).numel() > 0`, `x.nonzero().size(0) == 0`, `if (x.nonzero().numel())`:
+/// the index list is only tested for emptiness.
+struct EmptinessTest {
+  const Expr *Whole;   ///< the boolean expression to replace
+  bool NonEmpty;       ///< true: "has a non-zero element"
+  bool ViaNumel;       ///< numel() (0 for a 0-dim input) rather than size(0)
+};
+
+static const Stmt *parentSkippingParens(ASTContext &Ctx, const Stmt *S) {
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*S);
+    const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    if (!Parent || !isa<ParenExpr>(Parent))
+      return Parent;
+    S = Parent;
+  }
+}
+
+static std::optional<EmptinessTest> emptinessTest(ASTContext &Ctx, const CallExpr *Nonzero) {
+  const auto *Size = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Nonzero));
+  if (!Size || ignoreWrappers(Size->getImplicitObjectArgument()) != Nonzero)
+    return std::nullopt;
+  bool ViaNumel = calleeName(Size) == "numel" && Size->getNumArgs() == 0;
+  std::optional<llvm::APSInt> Dim =
+      Size->getNumArgs() == 1 ? Size->getArg(0)->getIntegerConstantExpr(Ctx) : std::nullopt;
+  if (!ViaNumel && !(calleeName(Size) == "size" && Dim && *Dim == 0))
+    return std::nullopt;
+  const Stmt *Parent = parentSkippingParens(Ctx, Size);
+  if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent);
+      Cast && Cast->getCastKind() == CK_IntegralToBoolean)
+    return EmptinessTest{Size, true, ViaNumel};
+  while (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent))
+    Parent = parentSkippingParens(Ctx, Cast);
+  const auto *Compare = dyn_cast_or_null<BinaryOperator>(Parent);
+  if (!Compare || !Compare->isComparisonOp())
+    return std::nullopt;
+  bool SizeOnLeft = ignoreWrappers(Compare->getLHS()) == Size;
+  const Expr *Other = SizeOnLeft ? Compare->getRHS() : Compare->getLHS();
+  std::optional<llvm::APSInt> Bound = Other->IgnoreParenImpCasts()->getIntegerConstantExpr(Ctx);
+  if (!Bound)
+    return std::nullopt;
+  BinaryOperatorKind Op = Compare->getOpcode();
+  if (!SizeOnLeft) // `0 < n` reads as `n > 0`
+    Op = BinaryOperator::reverseComparisonOp(Op);
+  int64_t B = Bound->getExtValue();
+  std::optional<bool> NonEmpty;
+  if ((Op == BO_GT && B == 0) || (Op == BO_NE && B == 0) || (Op == BO_GE && B == 1))
+    NonEmpty = true;
+  else if ((Op == BO_EQ && B == 0) || (Op == BO_LT && B == 1) || (Op == BO_LE && B == 0))
+    NonEmpty = false;
+  if (!NonEmpty)
+    return std::nullopt;
+  return EmptinessTest{Compare, *NonEmpty, ViaNumel};
+}
 
 void DynamicShapeCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
@@ -74,7 +133,31 @@ void DynamicShapeCheck::check(const MatchFinder::MatchResult &Result) {
                  .Case("bincount", "use `scatter_add_` into a tensor of the known number of bins")
                  .Default("keep shapes fixed (masks, `torch::where`) where the host does not "
                           "need the size");
-  report(Call->getExprLoc(), F);
+  std::vector<FixItHint> Fixes;
+  if (Name == "nonzero" || Name == "argwhere")
+    if (std::optional<EmptinessTest> Test = emptinessTest(Ctx, Call)) {
+      // numel() of nonzero(x) is 0 for a 0-dim x whatever its value, so that form
+      // keeps a dim() test, which repeats x: only a plain name may be repeated.
+      const Expr *Plain = ignoreWrappers(Subject);
+      bool Repeatable = isa<DeclRefExpr>(Plain) ||
+                        (isa<MemberExpr>(Plain) && isSideEffectFree(Plain));
+      if (!Test->ViaNumel || Repeatable) {
+        std::string X = asPostfix(Ctx, Subject);
+        std::string Any = X + ".any().item<bool>()";
+        std::string Replacement;
+        if (!Test->ViaNumel)
+          Replacement = Test->NonEmpty ? Any : "!" + Any;
+        else
+          Replacement = Test->NonEmpty ? "(" + X + ".dim() > 0 && " + Any + ")"
+                                       : "(" + X + ".dim() == 0 || !" + Any + ")";
+        if (auto Edits = fixItsFor({changeTo(selectTokens(Test->Whole), cat(Replacement))}, Result))
+          Fixes = *Edits;
+        F.Remedy = "this only tests for emptiness: `" + X +
+                   ".any()` answers on the device without building the index list (the host "
+                   "still reads one bool unless the decision moves to the device)";
+      }
+    }
+  report(Call->getExprLoc(), F, Fixes);
 }
 
 } // namespace torch_syncfree

@@ -36,8 +36,9 @@ void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {
     return;
 
   Finding F;
-  F.What = "indexing with a 0-dim integer tensor on the GPU reads the index on the host "
-           "(the host waits)";
+  F.What = "indexing with a 0-dim integer tensor " +
+           std::string(IndexAt == Placement::Gpu ? "on the GPU" : "that may be on the GPU") +
+           " reads the index on the host (the host waits)";
   F.Use.Kind = Dependency::False;
   F.Use.Reason = "a one-element index tensor selects the same row on the device";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);

@@ -29,3 +29,55 @@ void negatives() {
   auto nz = (host > 0).nonzero();                                  // CPU
   auto fixed = at::nonzero_static(x > 0, 64);                      // already the remedy
 }
+
+// nonzero() only tested for emptiness: `.any()` answers without the index list.
+int guards(torch::Tensor maybe_gpu) {
+  auto x = torch::randn({64}, torch::kCUDA);
+  int hits = 0;
+  if ((x > 0).nonzero().size(0) > 0)
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `nonzero` on a GPU tensor {{.*}}; this only tests for emptiness: `(x > 0).any()` answers on the device without building the index list (the host still reads one bool unless the decision moves to the device) [torch-sync-dynamic-shape]
+    // CHECK-FIXES: if ((x > 0).any().item<bool>())
+    ++hits;
+  if (torch::nonzero(maybe_gpu).size(0) == 0)
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `nonzero` on a tensor that may be on the GPU
+    // CHECK-FIXES: if (!maybe_gpu.any().item<bool>())
+    ++hits;
+  bool any_nan = 0 < x.isnan().nonzero().size(0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: `nonzero` on a GPU tensor
+  // CHECK-FIXES: bool any_nan = x.isnan().any().item<bool>();
+  auto mask = x > 1;
+  // numel() of nonzero(x) is 0 for a 0-dim x: the fix keeps a dim() test.
+  if (mask.nonzero().numel())
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `nonzero` on a GPU tensor
+    // CHECK-FIXES: if ((mask.dim() > 0 && mask.any().item<bool>()))
+    ++hits;
+  while (torch::argwhere(mask).numel() >= 1)
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `argwhere` on a GPU tensor
+    // CHECK-FIXES: while ((mask.dim() > 0 && mask.any().item<bool>()))
+    break;
+  // Not an emptiness test, or numel() of an expression that would be repeated: no fix.
+  if ((x > 0).nonzero().numel() > 0)
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `nonzero` on a GPU tensor {{.*}}; with a known bound use `at::nonzero_static(x, size, fill)`; as a guard use `.any()` kept on the device [torch-sync-dynamic-shape]
+    ++hits;
+  if (mask.nonzero().size(0) > 1)
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `nonzero` on a GPU tensor {{.*}}; with a known bound
+    ++hits;
+  return hits + any_nan;
+}
+
+// Macros and templates: reported, never rewritten inside a macro body.
+#define HAS_ANY(t) ((t).nonzero().size(0) > 0)
+// CHECK-FIXES: #define HAS_ANY(t) ((t).nonzero().size(0) > 0)
+bool in_macro() {
+  auto x = torch::randn({64}, torch::kCUDA);
+  return HAS_ANY(x > 0);
+  // CHECK-FIXES: return HAS_ANY(x > 0);
+  // CHECK-MESSAGES: :[[@LINE-2]]:10: warning: `nonzero` on a GPU tensor
+}
+
+template <typename T> T count_positive(const torch::Tensor &t) {
+  return static_cast<T>(t.nonzero().size(0));
+  // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: `nonzero` on a tensor that may be on the GPU
+}
+template int count_positive<int>(const torch::Tensor &);
+template long count_positive<long>(const torch::Tensor &);  // one finding, in the template
