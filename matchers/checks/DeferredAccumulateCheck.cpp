@@ -127,6 +127,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     Refusal = "the loop body is not a block";
   else if (!SimpleSummand || !HasTemplateArg || !isSideEffectFree(Object))
     Refusal = "the summand is not a plain `t.item<T>()` (times a host value)";
+  else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
+           Loop->getBeginLoc().isMacroID() || Loop->getEndLoc().isMacroID())
+    Refusal = "the accumulation or its loop is spelled in a macro";
   if (!Refusal.empty()) {
     // Without a safe rewrite this is torch-sync-item's finding; say why once here.
     F.Remedy += " (no fix: " + Refusal + ")";
@@ -158,8 +161,11 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   unsigned RhsBegin = SM.getFileOffset(SM.getSpellingLoc(Accumulate->getRHS()->getBeginLoc()));
   unsigned ItemBegin = SM.getFileOffset(SM.getSpellingLoc(Item->getBeginLoc()));
   std::string ItemText = sourceText(Ctx, Item);
-  if (ItemBegin < RhsBegin || ItemBegin - RhsBegin + ItemText.size() > RhsText.size())
+  if (RhsText.empty() || ItemText.empty() || ItemBegin < RhsBegin ||
+      ItemBegin - RhsBegin + ItemText.size() > RhsText.size()) {
+    report(Accumulate->getOperatorLoc(), F); // not spelled in one piece: no rewrite
     return;
+  }
   std::string DeviceSummand = RhsText;
   DeviceSummand.replace(ItemBegin - RhsBegin, ItemText.size(),
                         asPostfix(Ctx, Object) + ".detach().to(" + Dtype + ")");

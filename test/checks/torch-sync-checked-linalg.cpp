@@ -25,3 +25,24 @@ void negatives() {
   auto a = torch::eye(4, torch::kCUDA) * 2;
   auto ex = torch::linalg_inv_ex(a);                          // already the remedy
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define INVERT(a) torch::linalg_inv(a)
+void macro_and_template_cases() {
+  auto a = torch::eye(4, torch::kCUDA);
+  auto inv = INVERT(a);
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `linalg_inv` on a GPU tensor
+  // EX-MESSAGES: :[[@LINE-2]]:14: warning: `linalg_inv` on a GPU tensor
+  // EX-FIXES: auto inv = INVERT(a);
+}
+template <int N> torch::Tensor solve_n(const torch::Tensor &a, const torch::Tensor &b) {
+  auto x = torch::linalg_solve(a, b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `linalg_solve` on a tensor that may be on the GPU
+  // EX-MESSAGES: :[[@LINE-2]]:12: warning: `linalg_solve` on a tensor that may be on the GPU
+  // EX-FIXES: auto x_ex = torch::linalg_solve_ex(a, b);
+  // EX-FIXES-NEXT: auto x = std::get<0>(x_ex);
+  return x * N;
+}
+template torch::Tensor solve_n<1>(const torch::Tensor &, const torch::Tensor &);
+template torch::Tensor solve_n<2>(const torch::Tensor &, const torch::Tensor &);

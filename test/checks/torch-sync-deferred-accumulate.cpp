@@ -98,3 +98,29 @@ double no_loop(torch::Tensor loss) {
   total += loss.item<double>(); // not in a loop: torch-sync-item's
   return total;
 }
+
+// Macros and templates: an accumulation spelled in a macro body is reported
+// and never rewritten; a template is checked once, in its definition.
+#define ADD_METRIC(acc, t) acc += (t).item<double>()
+// CHECK-FIXES: #define ADD_METRIC(acc, t) acc += (t).item<double>()
+double macro_and_template_cases(int steps) {
+  double total = 0;
+  for (int i = 0; i < steps; ++i) {
+    auto loss = torch::randn({}, torch::kCUDA);
+    ADD_METRIC(total, loss);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `total` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-3]]); accumulate on the device and read the total once after the loop (no fix: the accumulation or its loop is spelled in a macro)
+    // CHECK-FIXES: ADD_METRIC(total, loss);
+  }
+  return total;
+}
+template <typename T> T summed(int steps) {
+  T total = 0;
+  for (int i = 0; i < steps; ++i) {
+    auto loss = torch::randn({}, torch::kCUDA);
+    total += loss.item<T>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `total` accumulates `item()` every iteration
+  }
+  return total;
+}
+template float summed<float>(int);
+template double summed<double>(int);

@@ -30,3 +30,19 @@ void negatives(float *a, float *b) {
   cudaMemcpy(a, b, 16, cudaMemcpyDeviceToDevice);   // device to device
   cudaMemcpyAsync(a, b, 16, cudaMemcpyHostToDevice); // asynchronous
 }
+
+// Macros and templates: a barrier spelled in a macro body is reported at the
+// expansion; a template is checked once, in its definition.
+#define SYNC_ALL() torch::cuda::synchronize()
+void macro_and_template_cases() {
+  for (int i = 0; i < 3; ++i)
+    SYNC_ALL();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host
+}
+template <int N> void step_n() {
+  for (int i = 0; i < N; ++i)
+    torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host
+}
+template void step_n<1>();
+template void step_n<2>();

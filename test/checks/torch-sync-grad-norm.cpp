@@ -19,3 +19,20 @@ void positives(torch::nn::Linear &model) {
 void negatives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_value_(model->parameters(), 1.0);  // returns nothing: no wait
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define CLIP(params) torch::nn::utils::clip_grad_norm_(params, 1.0)
+// CHECK-FIXES: #define CLIP(params) torch::nn::utils::clip_grad_norm_(params, 1.0)
+void macro_and_template_cases(std::vector<torch::Tensor> params) {
+  CLIP(params);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `clip_grad_norm_`
+  // CHECK-FIXES: CLIP(params);
+}
+template <typename Model> double clip_and_report(Model &model) {
+  return torch::nn::utils::clip_grad_norm_(model.parameters(), 1.0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `clip_grad_norm_`
+  // CHECK-FIXES: return torch::nn::utils::clip_grad_norm_(model.parameters(), 1.0);
+}
+template double clip_and_report<torch::nn::LinearImpl>(torch::nn::LinearImpl &);
+template double clip_and_report<torch::nn::Module>(torch::nn::Module &);

@@ -26,3 +26,22 @@ void not_captured(torch::Tensor x) {
   auto y = x * 3;                       // no sync inside
   graph.capture_end();
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion; a template is checked once, in its definition.
+#define READ(t) (t).item<float>()
+void macro_and_template_cases(at::cuda::CUDAGraph &graph) {
+  auto x = torch::randn({8}, torch::kCUDA);
+  graph.capture_begin();
+  float v = READ(x.sum());
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: error: `item` makes the host wait inside CUDA graph capture
+  graph.capture_end();
+}
+template <int N> void capture_n(at::cuda::CUDAGraph &graph, torch::Tensor x) {
+  graph.capture_begin();
+  auto y = (x * N).cpu();
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: error: `cpu` makes the host wait inside CUDA graph capture
+  graph.capture_end();
+}
+template void capture_n<1>(at::cuda::CUDAGraph &, torch::Tensor);
+template void capture_n<2>(at::cuda::CUDAGraph &, torch::Tensor);

@@ -31,3 +31,22 @@ void negatives() {
   float v = x.sum().item<float>();                      // torch-sync-item's
   at::_assert_async(x.isfinite().all());                // already on the device
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define ALL_FINITE(t) (t).isfinite().all().item<bool>()
+// ASYNC-FIXES: #define ALL_FINITE(t) (t).isfinite().all().item<bool>()
+void macro_and_template_cases() {
+  auto x = torch::randn({8}, torch::kCUDA);
+  TORCH_CHECK(ALL_FINITE(x), "non-finite");
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `item<bool>()` on a GPU tensor
+  // ASYNC-MESSAGES: :[[@LINE-2]]:15: warning: `item<bool>()` on a GPU tensor
+  // ASYNC-FIXES: TORCH_CHECK(ALL_FINITE(x), "non-finite");
+}
+template <typename T> bool same_values(const torch::Tensor &a, const torch::Tensor &b) {
+  return a.equal(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `equal` on a tensor that may be on the GPU
+  // ASYNC-MESSAGES: :[[@LINE-2]]:12: warning: `equal` on a tensor that may be on the GPU
+}
+template bool same_values<float>(const torch::Tensor &, const torch::Tensor &);
+template bool same_values<int>(const torch::Tensor &, const torch::Tensor &);

@@ -27,3 +27,23 @@ void negatives(torch::Tensor unknown_index) {
   auto host = torch::randn({64});
   host.index_put_({torch::randint(64, {8}, torch::kLong)}, 0.0);  // CPU tensor
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define ZERO_AT(x, i) (x).index_put_({i}, 0.0)
+// CHECK-FIXES: #define ZERO_AT(x, i) (x).index_put_({i}, 0.0)
+void macro_and_template_cases() {
+  auto x = torch::randn({8}, torch::kCUDA);
+  auto idx = torch::randint(8, {2}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  ZERO_AT(x, idx);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `index_put_` with integer indices
+  // CHECK-FIXES: ZERO_AT(x, idx);
+}
+template <typename T> void fill_at(torch::Tensor &x, T v) {
+  auto idx = torch::randint(8, {2}, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+  x.index_put_({idx}, 1.0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `index_put_` with integer indices
+  // CHECK-FIXES: x.index_put_({idx}, torch::scalar_tensor(1.0, x.options()));
+}
+template void fill_at<float>(torch::Tensor &, float);
+template void fill_at<int>(torch::Tensor &, int);

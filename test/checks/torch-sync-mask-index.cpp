@@ -26,3 +26,21 @@ void negatives() {
   auto on_cpu = host.index({host > 0}).sum();         // CPU: no sync
   auto fixed = torch::where(x > 0, x, 0).sum();       // already the remedy
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define MASKED_SUM(x, m) (x).index({m}).sum()
+// CHECK-FIXES: #define MASKED_SUM(x, m) (x).index({m}).sum()
+void macro_and_template_cases() {
+  auto x = torch::randn({8}, torch::kCUDA);
+  auto s = MASKED_SUM(x, x > 0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: selecting with a boolean mask
+  // CHECK-FIXES: auto s = MASKED_SUM(x, x > 0);
+}
+template <int N> torch::Tensor positive_sum(const torch::Tensor &x) {
+  return x.index({x > N}).sum();
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: selecting with a boolean mask on a tensor that may be on the GPU
+  // CHECK-FIXES: return torch::where(x > N, x, 0).sum();
+}
+template torch::Tensor positive_sum<0>(const torch::Tensor &);
+template torch::Tensor positive_sum<1>(const torch::Tensor &);

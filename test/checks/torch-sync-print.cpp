@@ -17,3 +17,19 @@ void negatives() {
   auto x = torch::randn({4}, torch::kCUDA);
   std::cout << x.toString() << "\n";   // the type name: no data
 }
+
+// Macros and templates: printing spelled in a macro body is reported at the
+// expansion; a template is checked once, in its definition.
+#define SHOW(t) std::cout << (t) << "\n"
+void macro_and_template_cases() {
+  auto x = torch::randn({8}, torch::kCUDA);
+  SHOW(x);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: printing a GPU tensor
+}
+template <typename T> void show_all(const std::vector<torch::Tensor> &ts) {
+  for (const auto &t : ts)
+    t.print();
+  // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: printing a tensor that may be on the GPU
+}
+template void show_all<float>(const std::vector<torch::Tensor> &);
+template void show_all<int>(const std::vector<torch::Tensor> &);

@@ -21,3 +21,22 @@ void negatives(torch::Tensor unknown_index) {
   auto c = host.index({host.argmax()});     // CPU
   auto d = x.index({x.sum(1).argmax().unsqueeze(0)}).squeeze(0);  // already the remedy
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define ROW_OF_MAX(x) (x).index({(x).sum(1).argmax()})
+// CHECK-FIXES: #define ROW_OF_MAX(x) (x).index({(x).sum(1).argmax()})
+void macro_and_template_cases() {
+  auto x = torch::randn({8, 4}, torch::kCUDA);
+  auto r = ROW_OF_MAX(x);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: indexing with a 0-dim integer tensor
+  // CHECK-FIXES: auto r = ROW_OF_MAX(x);
+}
+template <int Dim> torch::Tensor best_row(const torch::Tensor &x) {
+  auto best = x.sum(Dim).argmax();
+  return x.index({best});
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: indexing with a 0-dim integer tensor that may be on the GPU
+  // CHECK-FIXES: return x.index({best.unsqueeze(0)}).squeeze(0);
+}
+template torch::Tensor best_row<0>(const torch::Tensor &);
+template torch::Tensor best_row<1>(const torch::Tensor &);

@@ -28,3 +28,20 @@ void negatives(const std::vector<float> &host) {
   auto d = torch::tensor(host, torch::kDouble);       // dtype only: CPU
   auto e = torch::tensor(host).to(torch::kCUDA, true);  // already the remedy
 }
+
+// Macros and templates: a sync spelled in a macro body is reported at the
+// expansion and never rewritten; a template is checked once, in its definition.
+#define GPU_TENSOR(...) torch::tensor({__VA_ARGS__}, torch::kCUDA)
+// CHECK-FIXES: #define GPU_TENSOR(...) torch::tensor({__VA_ARGS__}, torch::kCUDA)
+void macro_and_template_cases() {
+  auto m = GPU_TENSOR(1.0, 2.0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `torch::tensor(<list>, <GPU options>)`
+  // CHECK-FIXES: auto m = GPU_TENSOR(1.0, 2.0);
+}
+template <typename T> torch::Tensor on_gpu(T a, T b) {
+  return torch::tensor({a, b}, torch::kCUDA);
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `torch::tensor(<list>, <GPU options>)`
+  // CHECK-FIXES: return torch::tensor({a, b}).to(torch::kCUDA, /*non_blocking=*/true);
+}
+template torch::Tensor on_gpu<double>(double, double);
+template torch::Tensor on_gpu<int>(int, int);
