@@ -113,14 +113,17 @@ double macro_and_template_cases(int steps) {
   }
   return total;
 }
-template <typename T> T summed(int steps) {
-  T total = 0;
+// Only accumulations whose types do not depend on a template parameter are seen
+// (`item<T>()` on a dependent T is resolved only per instantiation).
+template <int Scale> double summed(int steps) {
+  double total = 0;
   for (int i = 0; i < steps; ++i) {
     auto loss = torch::randn({}, torch::kCUDA);
-    total += loss.item<T>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `total` accumulates `item()` every iteration
+    total += loss.item<double>() * Scale;
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
+    // CHECK-FIXES: total_on_device = total_on_device + (loss.detach().to(torch::kDouble) * Scale);
   }
   return total;
 }
-template float summed<float>(int);
-template double summed<double>(int);
+template double summed<1>(int);
+template double summed<2>(int);
