@@ -54,7 +54,7 @@ std::string tensorPhrase(Placement P) {
 }
 
 SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", true)),
+    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", true)), TidyContext(Context),
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {

@@ -87,10 +87,17 @@ protected:
   /// Whether the value of \p E is discarded (a full-expression statement).
   static bool isDiscarded(clang::ASTContext &Ctx, const clang::Expr *E);
 
+  /// Whether another check runs on this file: a site that a more specific
+  /// check reports (deferred-log, deferred-accumulate) is left to it.
+  bool isCheckEnabled(llvm::StringRef CheckName) const {
+    return TidyContext->isCheckEnabled(CheckName);
+  }
+
   /// `<check>.Fix` (default true): false reports without fix-its.
   bool FixesEnabled;
 
 private:
+  clang::tidy::ClangTidyContext *TidyContext;
   bool OnlyDefiniteGPU;
   std::string LoggingFunctionsOption;
   ClassifierOptions ClassifierOpts;

@@ -29,6 +29,7 @@ public:
     Factories.registerCheck<PrintCheck>("torch-sync-print");
     Factories.registerCheck<DeferredAccumulateCheck>("torch-sync-deferred-accumulate");
     Factories.registerCheck<GraphCaptureCheck>("torch-sync-graph-capture");
+    Factories.registerCheck<DeferredLogCheck>("torch-sync-deferred-log");
   }
 };
 

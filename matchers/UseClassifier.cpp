@@ -153,6 +153,7 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
   auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
                     *FD->getBody(), Ctx);
   std::optional<UseVerdict> FirstFalse;
+  bool AllLogged = true;
   for (const auto &Node : Refs) {
     const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
     // Skip plain re-assignments of the variable: they define, not use.
@@ -166,12 +167,14 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
       Use.Reason = "through " + Name + ", " + Use.Reason;
       return Use;
     }
+    AllLogged &= Use.OnlyLogged;
     if (!FirstFalse)
       FirstFalse = Use;
   }
   if (!FirstFalse)
     return verdict(Dependency::False, "the value is stored in " + Name + " but never read");
   FirstFalse->Reason = "through " + Name + ", " + FirstFalse->Reason;
+  FirstFalse->OnlyLogged = AllLogged;
   return *FirstFalse;
 }
 
@@ -179,8 +182,14 @@ UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
   static const char *const Logged = "the value is only logged";
   if (Depth > 4)
     return verdict(Dependency::True, "the value flows through too many variables to follow");
+  auto LoggedBy = [&](const Stmt *Sink) {
+    UseVerdict V = verdict(Dependency::False, Logged);
+    V.OnlyLogged = true;
+    V.LoggedAt = Sink;
+    return V;
+  };
   if (isLoggingMacroArgument(E))
-    return verdict(Dependency::False, Logged);
+    return LoggedBy(E);
 
   DynTypedNode Current = DynTypedNode::create(*E);
   const Expr *CurrentExpr = E;
@@ -216,7 +225,7 @@ UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
       }
       if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(PE)) {
         if (isStreamInsertion(Op))
-          return verdict(Dependency::False, Logged);
+          return LoggedBy(Op);
         bool IsRightOperand = Op->getNumArgs() == 2 && Op->getArg(1) == CurrentExpr;
         if (Op->getOperator() == OO_Equal && IsRightOperand) {
           if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(Op->getArg(0))))
@@ -251,7 +260,7 @@ UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
           }
           if (isTensorType(ObjectType)) {
             if (Name == "print" || Name == "toString")
-              return verdict(Dependency::False, Logged);
+              return LoggedBy(MC);
             if (Name.contains("data_ptr") || Name == "data" || Name.contains("accessor") ||
                 Name == "item" || Name == "equal")
               return verdict(Dependency::True, "the host reads the tensor's memory");
@@ -263,7 +272,7 @@ UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
       }
       if (const auto *Call = dyn_cast<CallExpr>(PE)) {
         if (isLoggingCall(Call))
-          return verdict(Dependency::False, Logged);
+          return LoggedBy(Call);
         const FunctionDecl *FD = Call->getDirectCallee();
         if (isValueTransformingFunction(FD)) {
           Climb(PE);

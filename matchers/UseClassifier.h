@@ -24,6 +24,10 @@ struct UseVerdict {
   Dependency Kind = Dependency::True;
   std::string Reason;  ///< e.g. "the value is only logged"
   unsigned LoopLine = 0; ///< line of the innermost enclosing loop, 0 if none
+  /// Every use of the value is logging; LoggedAt is the first logging use (a
+  /// stream insertion, a logging call or macro argument).
+  bool OnlyLogged = false;
+  const clang::Stmt *LoggedAt = nullptr;
 };
 
 struct ClassifierOptions {

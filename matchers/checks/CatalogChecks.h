@@ -75,7 +75,26 @@ private:
 /// torch-sync-print: streaming or printing tensor values.
 TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
 /// torch-sync-deferred-accumulate: `metric += t.item<T>()` in a loop, read after it.
-TORCH_SYNCFREE_DECLARE_CHECK(DeferredAccumulateCheck)
+class DeferredAccumulateCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  /// Whether this check reports the accumulation \p Item is the summand of
+  /// (torch-sync-item then leaves the site to it).
+  static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item);
+};
+/// torch-sync-deferred-log: an `item()` read every iteration of a loop whose value
+/// is only logged; points to the loop's log interval when it has one.
+class DeferredLogCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  /// Whether this check reports \p Item, whose use was classified as \p Use
+  /// (torch-sync-item then leaves the site to it).
+  static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item, const UseVerdict &Use);
+};
 /// torch-sync-graph-capture: a sync inside CUDA graph capture (error level).
 TORCH_SYNCFREE_DECLARE_CHECK(GraphCaptureCheck)
 

@@ -58,6 +58,35 @@ static bool hasNonLocalExit(const Stmt *S) {
   return false;
 }
 
+bool DeferredAccumulateCheck::reportsItem(ASTContext &Ctx, const Expr *Item) {
+  // The same conditions as the matcher and the first tests of check(), seen from
+  // the item call: the summand of a discarded `local += ...` inside a loop, with the
+  // local declared before the loop.
+  const Stmt *Current = Item;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Current);
+    const auto *Parent = Parents.empty() ? nullptr : Parents[0].get<Expr>();
+    if (!Parent)
+      return false;
+    if (const auto *Accumulate = dyn_cast<BinaryOperator>(Parent);
+        Accumulate && (Accumulate->getOpcode() == BO_AddAssign ||
+                       Accumulate->getOpcode() == BO_SubAssign)) {
+      if (Accumulate->getRHS() != Current)
+        return false;
+      const auto *Lhs = dyn_cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
+      const auto *Var = Lhs ? dyn_cast<VarDecl>(Lhs->getDecl()) : nullptr;
+      if (!Var || !Var->hasLocalStorage() ||
+          !(Var->getType()->isIntegerType() || Var->getType()->isRealFloatingType()) ||
+          !isDiscarded(Ctx, Accumulate))
+        return false;
+      const Stmt *Loop = enclosingLoop(Ctx, Accumulate);
+      return Loop && Ctx.getSourceManager().isBeforeInTranslationUnit(Var->getEndLoc(),
+                                                                       Loop->getBeginLoc());
+    }
+    Current = Parent;
+  }
+}
+
 void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Accumulate = Result.Nodes.getNodeAs<BinaryOperator>("accumulate");
   const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");

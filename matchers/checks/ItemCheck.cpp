@@ -1,4 +1,5 @@
 #include "ItemCheck.h"
+#include "CatalogChecks.h"
 #include "TorchApi.h"
 
 using namespace clang;
@@ -31,11 +32,20 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
 
+  UseVerdict Use = classifier(Ctx).classify(Call);
+  // Sites a more specific check reports, with a better remedy, are left to it.
+  if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-log") &&
+      DeferredLogCheck::reportsItem(Ctx, Call, Use))
+    return;
+  if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-accumulate") &&
+      DeferredAccumulateCheck::reportsItem(Ctx, Call))
+    return;
+
   Finding F;
   std::string Callee = isa<CXXMemberCallExpr>(Call) ? "`item()`" : "`_local_scalar_dense`";
   F.What = Callee + " on " + tensorPhrase(Where) +
            " copies the value to the host and waits for all queued GPU work";
-  F.Use = classifier(Ctx).classify(Call);
+  F.Use = Use;
   F.Remedy = F.Use.Kind == Dependency::False
                  ? "keep the value on the device as a 0-dim tensor and read it after the "
                    "step or at a log interval"

@@ -1,0 +1,106 @@
+// torch-sync-deferred-log: an `item()` inside a loop whose value is only logged
+// makes every iteration wait although the printout could come less often. When
+// the loop already has a log interval (`if (step % N == 0)`), a note points to it;
+// no fix-it is offered either way, since what is printed would change.
+#include "CatalogChecks.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+void DeferredLogCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(matchers::tensorMethodCall("item").bind("call"), this);
+}
+
+/// A condition that holds once every N iterations: it takes a remainder.
+static bool isIntervalCondition(const Expr *Condition) {
+  if (!Condition)
+    return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(Condition->IgnoreParenImpCasts()))
+    if (BO->getOpcode() == BO_Rem)
+      return true;
+  for (const Stmt *Child : Condition->children())
+    if (const auto *E = dyn_cast_or_null<Expr>(Child); E && isIntervalCondition(E))
+      return true;
+  return false;
+}
+
+/// The innermost `if` with an interval condition around \p S, below \p Loop.
+static const IfStmt *intervalAround(ASTContext &Ctx, const Stmt *S, const Stmt *Loop) {
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    Node = Parents[0];
+    const Stmt *Parent = Node.get<Stmt>();
+    if (!Parent || Parent == Loop)
+      return nullptr;
+    if (const auto *If = dyn_cast<IfStmt>(Parent))
+      if (isIntervalCondition(If->getCond()) && If->getCond() != S)
+        return If;
+  }
+}
+
+/// The first `if` with an interval condition anywhere in the loop body.
+static const IfStmt *firstIntervalIn(const Stmt *S) {
+  if (!S || isa<LambdaExpr>(S))
+    return nullptr;
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    if (isIntervalCondition(If->getCond()))
+      return If;
+  for (const Stmt *Child : S->children())
+    if (const IfStmt *Found = firstIntervalIn(Child))
+      return Found;
+  return nullptr;
+}
+
+bool DeferredLogCheck::reportsItem(ASTContext &Ctx, const Expr *Item, const UseVerdict &Use) {
+  const Stmt *Loop = enclosingLoop(Ctx, Item);
+  // Read every iteration (not already under a log interval) only to be logged.
+  return Loop && Use.OnlyLogged && !intervalAround(Ctx, Item, Loop);
+}
+
+void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const Stmt *Loop = enclosingLoop(Ctx, Call);
+  if (!Loop)
+    return;
+  Placement Where = oracle(Ctx).tensorPlacement(Object);
+  if (!mayBeOnGpu(Where))
+    return;
+  UseVerdict Use = classifier(Ctx).classify(Call);
+  if (!reportsItem(Ctx, Call, Use))
+    return;
+
+  const IfStmt *LoggedUnder = Use.LoggedAt ? intervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;
+  const IfStmt *Interval = LoggedUnder ? LoggedUnder : firstIntervalIn(Loop);
+  Finding F;
+  F.What = "`item()` on " + tensorPhrase(Where) +
+           " waits for the GPU every iteration although its value is only logged";
+  F.Use = Use;
+  if (LoggedUnder)
+    F.Remedy = "it is printed only under the log interval at line " +
+               std::to_string(SM.getExpansionLineNumber(LoggedUnder->getBeginLoc())) +
+               ": read it inside that `if`";
+  else if (Interval)
+    F.Remedy = "the loop already has a log interval at line " +
+               std::to_string(SM.getExpansionLineNumber(Interval->getBeginLoc())) +
+               ": log it there (no fix: what is printed would change)";
+  else
+    F.Remedy = "log every N iterations (`if (step % N == 0)`), or accumulate on the device "
+               "and print after the loop (no fix: what is printed would change)";
+  report(Call->getExprLoc(), F);
+  if (Interval)
+    diag(Interval->getBeginLoc(), "log interval here", DiagnosticIDs::Note);
+}
+
+} // namespace torch_syncfree
