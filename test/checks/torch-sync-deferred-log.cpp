@@ -34,12 +34,12 @@ void interval_elsewhere(int steps, torch::Tensor maybe_gpu) {
   for (int step = 0; step < steps; ++step) {
     auto loss = maybe_gpu.sum() * step;
     if ((step + 1) % 50 == 0)
-      // CHECK-MESSAGES: :[[@LINE-1]]:5: note: log interval here
-      // BOTH-MESSAGES: :[[@LINE-2]]:5: note: log interval here
       std::printf("step %d\n", step);
     std::cerr << loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `item()` on a tensor that may be on the GPU {{.*}}; the loop already has a log interval at line [[@LINE-5]]: log it there (no fix: what is printed would change) [torch-sync-deferred-log]
-    // BOTH-MESSAGES: :[[@LINE-2]]:23: warning: `item()` on a tensor that may be on the GPU {{.*}}[torch-sync-deferred-log]
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `item()` on a tensor that may be on the GPU {{.*}}; the loop already has a log interval at line [[@LINE-3]]: log it there (no fix: what is printed would change) [torch-sync-deferred-log]
+    // CHECK-MESSAGES: :[[@LINE-4]]:5: note: log interval here
+    // BOTH-MESSAGES: :[[@LINE-3]]:23: warning: `item()` on a tensor that may be on the GPU {{.*}}[torch-sync-deferred-log]
+    // BOTH-MESSAGES: :[[@LINE-6]]:5: note: log interval here
   }
 }
 
