@@ -30,6 +30,7 @@ public:
     Factories.registerCheck<DeferredAccumulateCheck>("torch-sync-deferred-accumulate");
     Factories.registerCheck<GraphCaptureCheck>("torch-sync-graph-capture");
     Factories.registerCheck<DeferredLogCheck>("torch-sync-deferred-log");
+    Factories.registerCheck<CoalesceCheck>("torch-sync-coalesce");
   }
 };
 

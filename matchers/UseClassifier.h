@@ -47,11 +47,13 @@ public:
   /// Line of the innermost loop (in the same function) around \p S, or 0.
   unsigned enclosingLoopLine(const clang::Stmt *S);
 
+  /// printf-family, fmt, spdlog, glog, c10 logging or a configured logging function.
+  bool isLoggingCall(const clang::CallExpr *Call) const;
+
 private:
   UseVerdict classifyUse(const clang::Expr *E, unsigned Depth);
   UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
                               unsigned Depth);
-  bool isLoggingCall(const clang::CallExpr *Call) const;
   bool isLoggingMacroArgument(const clang::Expr *E) const;
 
   clang::ASTContext &Ctx;

@@ -84,6 +84,19 @@ public:
   /// (torch-sync-item then leaves the site to it).
   static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item);
 };
+/// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one
+/// `torch::stack({...}).cpu()` and host reads of its elements.
+class CoalesceCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  struct Read; ///< one `item<T>()` that may join a coalesced transfer
+
+private:
+  void reportRun(const std::vector<std::pair<const clang::Stmt *, Read>> &Run,
+                 const clang::ast_matchers::MatchFinder::MatchResult &Result);
+};
 /// torch-sync-deferred-log: an `item()` read every iteration of a loop whose value
 /// is only logged; points to the loop's log interval when it has one.
 class DeferredLogCheck : public SyncCheck {

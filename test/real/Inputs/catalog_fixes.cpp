@@ -37,3 +37,31 @@ torch::Tensor catalog(torch::nn::Linear &model, const std::vector<float> &host) 
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}[torch-sync-explicit]
   return total + picked + u + nz.sum() + inv.sum();
 }
+
+// torch-sync-coalesce: one stacked copy; floating values as double, or as the
+// int64 bits of a double when an integer count travels with them.
+double coalesced_mixed() {
+  auto scores = torch::randn({16, 4}, torch::kCUDA);
+  auto target = torch::randint(4, {16}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  int64_t correct = scores.argmax(1).eq(target).sum().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
+  // CHECK-MESSAGES: :[[@LINE-2]]:55: warning: `item()` on a GPU tensor {{.*}}[torch-sync-item]
+  // CHECK-FIXES: auto host_values = torch::stack({scores.argmax(1).eq(target).sum().detach().reshape({}).to(torch::kLong), scores.sum().detach().reshape({}).to(torch::kDouble).view(torch::kLong)}).cpu();
+  // CHECK-FIXES-NEXT: int64_t correct = host_values[0].item<int64_t>();
+  double total = scores.sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `item()` on a GPU tensor {{.*}}[torch-sync-item]
+  // CHECK-FIXES: double total = host_values[1].view(torch::kDouble).item<double>();
+  return static_cast<double>(correct) + total;
+}
+
+float coalesced_floating() {
+  auto scores = torch::randn({16, 4}, torch::kCUDA);
+  float mean = scores.mean().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
+  // CHECK-MESSAGES: :[[@LINE-2]]:30: warning: `item()` on a GPU tensor {{.*}}[torch-sync-item]
+  // CHECK-FIXES: auto host_values = torch::stack({scores.mean().detach().reshape({}).to(torch::kDouble), scores.std().detach().reshape({}).to(torch::kDouble)}).cpu();
+  float spread = scores.std().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `item()` on a GPU tensor {{.*}}[torch-sync-item]
+  // CHECK-FIXES: float spread = host_values[1].item<float>();
+  return mean + spread;
+}

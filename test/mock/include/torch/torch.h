@@ -197,6 +197,7 @@ public:
   Tensor mul(const Tensor &other) const;
   Tensor mul(const Scalar &other) const;
   Tensor view(IntArrayRef size) const;
+  Tensor view(ScalarType dtype) const;
   Tensor reshape(IntArrayRef size) const;
   Tensor unsqueeze(int64_t dim) const;
   Tensor squeeze(int64_t dim) const;

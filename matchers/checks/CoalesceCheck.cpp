@@ -1,0 +1,227 @@
+// torch-sync-coalesce: several `item<T>()` reads of GPU tensors in a row each wait
+// for the GPU. Stacking the values on the device and copying them once waits once:
+//   auto host_values = torch::stack({a.detach().reshape({}).to(torch::kDouble), ...}).cpu();
+//   ... host_values[0].item<float>() ... host_values[1].item<float>() ...
+// The values keep their exact host value: floating ones travel as double; when
+// integers are read too, everything travels as int64 and floating values as the
+// bits of their double (`view`), so int64 counts stay exact.
+#include "CatalogChecks.h"
+#include "TensorFacts.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void CoalesceCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(compoundStmt(matchers::userCode()).bind("block"), this);
+}
+
+struct CoalesceCheck::Read {
+  const CXXMemberCallExpr *Item;
+  const Expr *Object;
+  bool Integral; ///< travels as int64 (integer or bool T, or an integer tensor)
+};
+using Read = CoalesceCheck::Read;
+
+namespace {
+enum class StatementKind { Candidate, Neutral, Barrier };
+} // namespace
+
+/// A call that cannot touch a tensor: the standard library, printf-style and
+/// the configured logging functions (they receive host values only).
+static bool isHarmlessCall(const CallExpr *Call, UseClassifier &Classifier) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return false;
+  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+  bool InStd = FD->isInStdNamespace() || (Method && Method->getParent()->isInStdNamespace());
+  return InStd || Classifier.isLoggingCall(Call);
+}
+
+/// Classifies a statement of the block. A candidate holds exactly one
+/// `item<T>()` of a definitely-GPU, side-effect-free tensor expression,
+/// evaluated unconditionally, and nothing that could change a tensor; a neutral
+/// statement mentions no tensor at all and calls only harmless functions.
+static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
+                                       UseClassifier &Classifier, std::optional<Read> &Out) {
+  if (!isa<DeclStmt>(S) && !isa<Expr>(S))
+    return StatementKind::Barrier; // control flow: hoisting could run reads not reached before
+  std::vector<Read> Reads;
+  bool Barrier = false, MentionsTensor = false;
+  std::function<void(const Stmt *, bool)> Visit = [&](const Stmt *Node, bool Conditional) {
+    if (!Node || Barrier)
+      return;
+    if (isa<LambdaExpr, StmtExpr>(Node)) {
+      Barrier = true;
+      return;
+    }
+    if (const auto *E = dyn_cast<Expr>(Node))
+      MentionsTensor |= isTensorType(E->getType());
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Node); MC && isTensorMethodCall(MC, "item")) {
+      const FunctionDecl *FD = MC->getDirectCallee();
+      const TemplateArgumentList *Args = FD ? FD->getTemplateSpecializationArgs() : nullptr;
+      const Expr *Object = MC->getImplicitObjectArgument();
+      if (Conditional || !Args || Args->size() != 1 ||
+          Args->get(0).getKind() != TemplateArgument::Type ||
+          !Args->get(0).getAsType()->isArithmeticType() || !isSideEffectFree(Object) ||
+          Oracle.tensorPlacement(Object) != Placement::Gpu) {
+        Barrier = true;
+        return;
+      }
+      QualType T = Args->get(0).getAsType();
+      ElementKind Kind = elementKind(Object);
+      Reads.push_back({MC, Object,
+                       !T->isFloatingType() || Kind == ElementKind::Integer ||
+                           Kind == ElementKind::Bool});
+      return; // the object was checked as a whole
+    }
+    if (const auto *Call = dyn_cast<CallExpr>(Node)) {
+      const FunctionDecl *FD = Call->getDirectCallee();
+      if (FD && isInTorchNamespace(FD)) {
+        if (calleeName(Call).ends_with("_")) // in-place: changes a tensor
+          Barrier = true;
+      } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
+                 Op && Op->isAssignmentOp() && isTensorType(Op->getArg(0)->getType())) {
+        Barrier = true;
+      } else if (!isHarmlessCall(Call, Classifier)) {
+        Barrier = true;
+      }
+    }
+    bool ChildConditional = Conditional || isa<AbstractConditionalOperator>(Node) ||
+                            (isa<BinaryOperator>(Node) && cast<BinaryOperator>(Node)->isLogicalOp());
+    for (const Stmt *Child : Node->children())
+      Visit(Child, ChildConditional);
+  };
+  Visit(S, false);
+  if (Barrier || Reads.size() > 1)
+    return StatementKind::Barrier;
+  if (Reads.size() == 1) {
+    Out = Reads.front();
+    return StatementKind::Candidate;
+  }
+  return MentionsTensor ? StatementKind::Barrier : StatementKind::Neutral;
+}
+
+/// Every variable the object refers to is declared before \p Start.
+static bool onlyRefersToEarlierDecls(const Expr *Object, SourceLocation Start,
+                                     const SourceManager &SM) {
+  bool Earlier = true;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *Node) {
+    if (!Node || !Earlier)
+      return;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(Node))
+      if (isa<VarDecl, BindingDecl>(Ref->getDecl()) &&
+          !SM.isBeforeInTranslationUnit(Ref->getDecl()->getLocation(), Start))
+        Earlier = false;
+    for (const Stmt *Child : Node->children())
+      Visit(Child);
+  };
+  Visit(Object);
+  return Earlier;
+}
+
+void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Block = Result.Nodes.getNodeAs<CompoundStmt>("block");
+  ASTContext &Ctx = *Result.Context;
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::vector<std::pair<const Stmt *, Read>> Run;
+  auto Flush = [&]() {
+    if (Run.size() >= 2)
+      reportRun(Run, Result);
+    Run.clear();
+  };
+  for (const Stmt *S : Block->body()) {
+    std::optional<Read> R;
+    switch (classifyStatement(S, oracle(Ctx), classifier(Ctx), R)) {
+    case StatementKind::Neutral:
+      continue;
+    case StatementKind::Barrier:
+      Flush();
+      continue;
+    case StatementKind::Candidate:
+      // The stacked copy runs before the run's first statement: the object may
+      // only use variables declared before it.
+      if (!Run.empty() && !onlyRefersToEarlierDecls(R->Object, Run.front().first->getBeginLoc(), SM))
+        Flush();
+      Run.push_back({S, *R});
+      continue;
+    }
+  }
+  Flush();
+}
+
+void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &Run,
+                              const MatchFinder::MatchResult &Result) {
+  ASTContext &Ctx = *Result.Context;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const Stmt *First = Run.front().first;
+  bool AnyIntegral = false;
+  std::string Lines;
+  for (const auto &[S, R] : Run) {
+    AnyIntegral |= R.Integral;
+    Lines += (Lines.empty() ? "" : ", ") +
+             std::to_string(SM.getExpansionLineNumber(R.Item->getExprLoc()));
+  }
+  // A name no declaration in the enclosing function (or lambda) uses.
+  const Stmt *Scope = First;
+  for (DynTypedNodeList Parents = Ctx.getParents(*First); !Parents.empty();
+       Parents = Ctx.getParents(Parents[0])) {
+    if (const auto *FD = Parents[0].get<FunctionDecl>()) {
+      Scope = FD->getBody();
+      break;
+    }
+    if (const auto *Lambda = Parents[0].get<LambdaExpr>()) {
+      Scope = Lambda->getBody();
+      break;
+    }
+  }
+  std::string Name;
+  for (int Attempt = 0; Name.empty(); ++Attempt) {
+    std::string Candidate = "host_values" + (Attempt ? std::to_string(Attempt + 1) : "");
+    if (match(findAll(namedDecl(hasName(Candidate))), *Scope, Ctx).empty())
+      Name = Candidate;
+  }
+  std::string NS = torchNamespacePrefix(Ctx);
+  std::string Elements;
+  std::vector<ASTEdit> Edits;
+  for (size_t I = 0; I < Run.size(); ++I) {
+    const Read &R = Run[I].second;
+    std::string Value = asPostfix(Ctx, R.Object) + ".detach().reshape({})";
+    std::string HostElement = Name + "[" + std::to_string(I) + "]";
+    if (!AnyIntegral) {
+      Value += ".to(" + NS + "kDouble)";
+    } else if (R.Integral) {
+      Value += ".to(" + NS + "kLong)";
+    } else {
+      Value += ".to(" + NS + "kDouble).view(" + NS + "kLong)"; // the double's bits
+      HostElement += ".view(" + NS + "kDouble)";
+    }
+    Elements += (I ? ", " : "") + Value;
+    Edits.push_back(changeTo(selectTokens(R.Object), cat(HostElement)));
+  }
+  unsigned Column = SM.getExpansionColumnNumber(First->getBeginLoc());
+  std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
+  Edits.insert(Edits.begin(),
+               insertBefore(selectPoint(First->getBeginLoc()),
+                            cat("auto " + Name + " = " + NS + "stack({" + Elements + "}).cpu();\n" +
+                                Indent)));
+  Finding F;
+  F.What = std::to_string(Run.size()) + " `item()` reads of GPU tensors in a row (lines " + Lines +
+           ") each wait for the GPU";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the values can travel to the host in one copy";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(First);
+  F.Remedy = "stack them on the device and copy once with `" + NS + "stack({...}).cpu()` (one wait)";
+  auto Fixes = fixItsFor(Edits, Result);
+  report(Run.front().second.Item->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+} // namespace torch_syncfree

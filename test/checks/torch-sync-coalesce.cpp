@@ -1,0 +1,82 @@
+// RUN: %check_torch_sync --compile-fixed %s torch-sync-coalesce %t -- %mock_flags
+#include <torch/torch.h>
+#include <cstdio>
+#include <iostream>
+
+void floating_reads(int steps) {
+  auto w = torch::randn({8}, torch::kCUDA);
+  for (int step = 0; step < steps; ++step) {
+    auto loss = (w * step).sum();
+    auto accuracy = (w > 0).to(torch::kFloat).mean();
+    float l = loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 3 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+4]], [[@LINE+5]]) each wait for the GPU; false dependency: the values can travel to the host in one copy (every iteration of the loop at line [[@LINE-4]]); stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) [torch-sync-coalesce]
+    // CHECK-FIXES: auto host_values = torch::stack({loss.detach().reshape({}).to(torch::kDouble), accuracy.detach().reshape({}).to(torch::kDouble), w.abs().max().detach().reshape({}).to(torch::kDouble)}).cpu();
+    // CHECK-FIXES-NEXT: float l = host_values[0].item<float>();
+    std::printf("step %d\n", step);
+    double a = accuracy.item<double>();
+    std::cout << l << " " << a << " " << w.abs().max().item<float>() << "\n";
+    // CHECK-FIXES: double a = host_values[1].item<double>();
+    // CHECK-FIXES-NEXT: std::cout << l << " " << a << " " << host_values[2].item<float>() << "\n";
+  }
+}
+
+int64_t mixed_reads() {
+  auto logits = torch::randn({16, 4}, torch::kCUDA);
+  auto target = torch::randint(4, {16}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  auto loss = logits.sum();
+  int64_t correct = logits.argmax(1).eq(target).sum().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: 2 `item()` reads of GPU tensors in a row
+  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(target).sum().detach().reshape({}).to(torch::kLong), loss.detach().reshape({}).to(torch::kDouble).view(torch::kLong)}).cpu();
+  // CHECK-FIXES-NEXT: int64_t correct = host_values[0].item<int64_t>();
+  double total = loss.item<double>();
+  // CHECK-FIXES: double total = host_values[1].view(torch::kDouble).item<double>();
+  return correct + static_cast<int64_t>(total);
+}
+
+// --- negatives ------------------------------------------------------------------
+float negatives(torch::Tensor maybe_gpu, bool flag) {
+  auto x = torch::randn({8}, torch::kCUDA);
+  auto host = torch::randn({8});
+  // One read only.
+  float a = x.sum().item<float>();
+  x.mul_(2);                                   // a tensor changes in between
+  float b = x.sum().item<float>();
+  // Unknown device: stack needs one device.
+  float c = maybe_gpu.sum().item<float>();
+  float d = x.mean().item<float>();
+  // A CPU tensor.
+  float e = host.sum().item<float>();
+  if (flag)                                    // control flow ends a run
+    return 0;
+  float f = x.max().item<float>();
+  float g = flag ? x.min().item<float>() : 0;  // evaluated conditionally
+  // The second object uses a value read by the first: it cannot be hoisted.
+  auto scaled = x * a;
+  float h = scaled.sum().item<float>();
+  auto y = x * h;
+  float i = y.sum().item<float>();
+  return a + b + c + d + e + f + g + h + i;
+}
+
+// Macros and templates: never rewritten inside a macro body; templates once.
+#define READ(t) (t).item<float>()
+float macro_and_template_cases() {
+  auto x = torch::randn({8}, torch::kCUDA);
+  float a = READ(x.sum());
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: 2 `item()` reads of GPU tensors in a row
+  // CHECK-FIXES: float a = READ(x.sum());
+  float b = READ(x.mean());
+  // CHECK-FIXES: float b = READ(x.mean());
+  return a + b;
+}
+template <int N> float two_reads() {
+  auto x = torch::randn({N}, torch::kCUDA);
+  float a = x.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 2 `item()` reads of GPU tensors in a row
+  // CHECK-FIXES: auto host_values = torch::stack({x.sum().detach().reshape({}).to(torch::kDouble), x.mean().detach().reshape({}).to(torch::kDouble)}).cpu();
+  float b = x.mean().item<float>();
+  // CHECK-FIXES: float b = host_values[1].item<float>();
+  return a + b;
+}
+template float two_reads<4>();
+template float two_reads<8>();
