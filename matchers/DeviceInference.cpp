@@ -880,27 +880,47 @@ std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
   return Result;
 }
 
-std::optional<Placement> DeviceOracle::returnPlacement(const CallExpr *Call,
-                                                       std::optional<unsigned> Index) {
+const FunctionDecl *DeviceOracle::followableCallee(const CallExpr *Call) {
   const FunctionDecl *Callee = Call->getDirectCallee();
   const FunctionDecl *Definition = nullptr;
   if (!Callee || !Callee->hasBody(Definition) || !Definition || isInTorchNamespace(Definition) ||
       Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
-    return std::nullopt;
+    return nullptr;
   const auto *Method = dyn_cast<CXXMethodDecl>(Definition);
   if (Method && Method->isVirtual() && !Method->hasAttr<FinalAttr>() &&
       !Method->getParent()->hasAttr<FinalAttr>())
-    return std::nullopt; // an override elsewhere may run instead
+    return nullptr; // an override elsewhere may run instead
+  return Definition;
+}
+
+bool DeviceOracle::pushCallBindings(const CallExpr *Call) {
+  const FunctionDecl *Definition = followableCallee(Call);
   // Bounded depth; recursion gives nothing new.
-  if (ParameterBindings.size() >= 4 || !FieldsAndCalleesInProgress.insert(Definition).second)
-    return std::nullopt;
+  if (!Definition || ParameterBindings.size() >= 4 ||
+      !FieldsAndCalleesInProgress.insert(Definition).second)
+    return false;
   // Operator calls of methods (a lambda's operator()) pass the object first.
-  unsigned ArgOffset = isa<CXXOperatorCallExpr>(Call) && Method ? 1 : 0;
+  unsigned ArgOffset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Definition) ? 1 : 0;
   llvm::DenseMap<const ParmVarDecl *, Placement> Bindings;
   for (unsigned I = 0; I < Definition->getNumParams() && I + ArgOffset < Call->getNumArgs(); ++I)
     if (isTensorType(Definition->getParamDecl(I)->getType()))
       Bindings[Definition->getParamDecl(I)] = tensorPlacement(Call->getArg(I + ArgOffset));
   ParameterBindings.push_back(std::move(Bindings));
+  BoundCallees.push_back(Definition);
+  return true;
+}
+
+void DeviceOracle::popCallBindings() {
+  ParameterBindings.pop_back();
+  FieldsAndCalleesInProgress.erase(BoundCallees.back());
+  BoundCallees.pop_back();
+}
+
+std::optional<Placement> DeviceOracle::returnPlacement(const CallExpr *Call,
+                                                       std::optional<unsigned> Index) {
+  if (!pushCallBindings(Call))
+    return std::nullopt;
+  const FunctionDecl *Definition = BoundCallees.back();
   std::optional<Placement> Result;
   bool ReturnsTensor = isTensorType(Definition->getReturnType());
   auto Returns = match(findAll(returnStmt(forFunction(equalsNode(Definition))).bind("return")),
@@ -911,8 +931,7 @@ std::optional<Placement> DeviceOracle::returnPlacement(const CallExpr *Call,
       continue;
     Result = join(Result, ReturnsTensor ? tensorPlacementImpl(Value) : elementPlacement(Value, Index));
   }
-  ParameterBindings.pop_back();
-  FieldsAndCalleesInProgress.erase(Definition);
+  popCallBindings();
   return Result;
 }
 

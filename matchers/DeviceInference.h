@@ -45,6 +45,15 @@ public:
     return devicePlacement(DeviceLike).has_value();
   }
 
+  /// Evaluates inside the callee of \p Call: until popCallBindings(), the callee's
+  /// tensor parameters have the placements of the call's arguments (seen from
+  /// the caller). Returns false (nothing pushed) for calls it cannot follow:
+  /// no body in the TU, LibTorch, a virtual method, recursion, too deep.
+  bool pushCallBindings(const clang::CallExpr *Call);
+  void popCallBindings();
+  /// The definition pushCallBindings() would enter, or nullptr.
+  const clang::FunctionDecl *followableCallee(const clang::CallExpr *Call);
+
 private:
   std::optional<Placement> tensorPlacementImpl(const clang::Expr *E);
   std::optional<Placement> variablePlacement(const clang::VarDecl *VD, bool AsDevice,
@@ -94,6 +103,7 @@ private:
   llvm::DenseMap<const clang::FieldDecl *, std::optional<Placement>> FieldCache;
   /// Parameter placements of the callees being evaluated (innermost last).
   std::vector<llvm::DenseMap<const clang::ParmVarDecl *, Placement>> ParameterBindings;
+  std::vector<const clang::FunctionDecl *> BoundCallees;
   /// Results depend on the state above only while something is in progress.
   bool cacheable() const {
     return InProgress.empty() && FieldsAndCalleesInProgress.empty() && ParameterBindings.empty();

@@ -31,6 +31,7 @@ public:
     Factories.registerCheck<GraphCaptureCheck>("torch-sync-graph-capture");
     Factories.registerCheck<DeferredLogCheck>("torch-sync-deferred-log");
     Factories.registerCheck<CoalesceCheck>("torch-sync-coalesce");
+    Factories.registerCheck<CallInLoopCheck>("torch-sync-call-in-loop");
   }
 };
 

@@ -84,6 +84,8 @@ public:
   /// (torch-sync-item then leaves the site to it).
   static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item);
 };
+/// torch-sync-call-in-loop: a call in a loop to a function of this TU that syncs.
+TORCH_SYNCFREE_DECLARE_CHECK(CallInLoopCheck)
 /// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one
 /// `torch::stack({...}).cpu()` and host reads of its elements.
 class CoalesceCheck : public SyncCheck {

@@ -3,11 +3,11 @@
 // (synchronising a capturing stream is an error), so it is an error-level finding,
 // also when the sync is inside a function of this TU called during the capture.
 #include "CatalogChecks.h"
+#include "SyncCalls.h"
 #include "TorchApi.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -23,23 +23,8 @@ void GraphCaptureCheck::registerMatchers(MatchFinder *Finder) {
       this);
 }
 
-/// Calls that make the host wait (the catalog, by name; device-independent here:
-/// inside a capture every tensor is on the capturing device).
-static bool isSyncCall(const CallExpr *Call) {
-  static const llvm::StringSet<> Names = {
-      "item", "_local_scalar_dense", "cpu", "nonzero", "argwhere", "unique", "_unique2",
-      "unique_consecutive", "is_nonzero", "equal", "allclose", "synchronize",
-      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "masked_select",
-      "clip_grad_norm_", "linalg_inv", "linalg_cholesky", "inverse", "cholesky", "print",
-      "bincount", "histc", "repeat_interleave", "device_synchronize", "cudaMemcpy"};
-  StringRef Name = calleeName(Call);
-  if (Names.contains(Name))
-    return true;
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call))
-    return Op->getOperator() == OO_LessLess && Op->getNumArgs() == 2 &&
-           isTensorType(Op->getArg(1)->getType());
-  return false;
-}
+/// Inside a capture every tensor is on the capturing device: any catalog sync counts.
+static bool isSyncCall(const CallExpr *Call) { return asSyncCall(Call).has_value(); }
 
 /// Every sync call under S, following calls into functions defined in this TU.
 static void collectSyncs(const Stmt *S, std::vector<std::pair<const CallExpr *, const FunctionDecl *>> &Out,

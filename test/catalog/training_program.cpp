@@ -174,9 +174,13 @@ int main() {
     // CHECK-FIXES: running_loss += running_loss_on_device.item<double>();
     // CHECK-FIXES-NEXT: correct += correct_on_device.item<int64_t>();
     double accuracy = evaluate(model, val_batches, device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: the call to `evaluate` makes the host wait for the GPU (`item` on a tensor that may be on the GPU at line 85); false dependency: in the callee, the value is accumulated into a host metric (every iteration of the loop at line 142); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :85:16: note: the host waits here
     std::printf("epoch %d train loss %.4f train acc %.4f val acc %.4f\n", epoch,
                 running_loss / seen, static_cast<double>(correct) / seen, accuracy);
     report_weights(model);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `report_weights` makes the host wait for the GPU (`item` on a tensor that may be on the GPU at line 98); true dependency: in the callee, the value decides an `if` (every iteration of the loop at line 142); move the host decision out of the loop or onto the device [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :98:10: note: the host waits here
   }
   torch::cuda::synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host until the GPU work it covers is done (PyTorch's sync debug mode does not see this one); intentional barrier: it brackets a timer or the release of a buffer; for timing, CUDA events measure without stalling the host [torch-sync-explicit]

@@ -1,0 +1,118 @@
+// torch-sync-call-in-loop: a call inside a loop to a function of this TU whose
+// body (or a function it calls, up to three levels) makes the host wait on a
+// GPU value. The sync is reported where the loop is, with a note in the callee.
+// The callee is evaluated with its tensor parameters bound to the call's
+// arguments, so `log_stats(cpu_tensor)` is not reported and
+// `compute_metrics(gpu_logits)` is.
+#include "CatalogChecks.h"
+#include "SyncCalls.h"
+#include "TorchApi.h"
+
+#include "clang/AST/StmtCXX.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace torch_syncfree {
+
+void CallInLoopCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(callExpr(matchers::userCode()).bind("call"), this);
+}
+
+namespace {
+struct CalleeSync {
+  const CallExpr *Site = nullptr;      ///< the syncing call inside the callee
+  SyncCall What;
+  Placement Where = Placement::Unknown;
+  std::vector<const FunctionDecl *> Path; ///< callee, then nested callees to the site
+};
+} // namespace
+
+/// The first sync on a may-be-GPU value under \p S, following calls into
+/// functions of this TU with their arguments' placements bound.
+static std::optional<CalleeSync>
+findSync(const Stmt *S, DeviceOracle &Oracle, llvm::function_ref<bool(Placement)> MayBeOnGpu,
+         std::vector<const FunctionDecl *> &Path) {
+  if (!S || isa<LambdaExpr>(S))
+    return std::nullopt;
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (std::optional<SyncCall> Sync = asSyncCall(Call)) {
+      Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
+      if (MayBeOnGpu(Where))
+        return CalleeSync{Call, *Sync, Where, Path};
+    } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
+               Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
+      Path.push_back(Callee);
+      std::optional<CalleeSync> Found = findSync(Callee->getBody(), Oracle, MayBeOnGpu, Path);
+      Path.pop_back();
+      Oracle.popCallBindings();
+      if (Found)
+        return Found;
+    }
+  }
+  for (const Stmt *Child : S->children())
+    if (std::optional<CalleeSync> Found = findSync(Child, Oracle, MayBeOnGpu, Path))
+      return Found;
+  return std::nullopt;
+}
+
+void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
+  ASTContext &Ctx = *Result.Context;
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (asSyncCall(Call))
+    return; // the catalog checks report it directly
+  DeviceOracle &Oracle = oracle(Ctx);
+  const FunctionDecl *Callee = Oracle.followableCallee(Call);
+  if (!Callee || !enclosingLoop(Ctx, Call) || !Oracle.pushCallBindings(Call))
+    return;
+  std::vector<const FunctionDecl *> Path{Callee};
+  std::optional<CalleeSync> Found =
+      findSync(Callee->getBody(), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, Path);
+  // The value's use is classified where it is read, inside the callee.
+  UseVerdict Use;
+  if (Found && Found->What.ReadsValue && Found->What.Api != "print" &&
+      Found->What.Api != "operator<<")
+    Use = classifier(Ctx).classify(Found->Site);
+  Oracle.popCallBindings();
+  if (!Found)
+    return;
+
+  std::string CalleeName = Callee->getNameAsString();
+  if (isa<CXXMethodDecl>(Callee) && cast<CXXMethodDecl>(Callee)->getParent()->isLambda())
+    CalleeName = "the lambda";
+  else
+    CalleeName = "`" + CalleeName + "`";
+  std::string Chain;
+  for (size_t I = 1; I < Found->Path.size(); ++I)
+    Chain += " through `" + Found->Path[I]->getNameAsString() + "`";
+  Finding F;
+  F.What = "the call to " + CalleeName + " makes the host wait for the GPU (`" +
+           Found->What.Api.str() + "`" +
+           (Found->What.Tensor ? " on " + tensorPhrase(Found->Where) : std::string()) +
+           " at line " + std::to_string(SM.getExpansionLineNumber(Found->Site->getBeginLoc())) +
+           Chain + ")";
+  if (Found->What.ReadsValue && !Use.Reason.empty()) {
+    F.Use = Use;
+    F.Use.Reason = "in the callee, " + Use.Reason;
+  } else if (Found->What.Api == "print" || Found->What.Api == "operator<<") {
+    F.Use.Kind = Dependency::False;
+    F.Use.Reason = "in the callee, the value is only logged";
+  } else {
+    F.Use.Kind = Dependency::True;
+    F.Use.Reason = "the callee needs GPU results on the host";
+  }
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  F.Remedy = F.Use.Kind == Dependency::False
+                 ? "let the callee return device tensors and read them after the loop or at a "
+                   "log interval"
+                 : "move the host decision out of the loop or onto the device";
+  // `f(x)` of a lambda is an operator call: point at the callee's name.
+  SourceLocation At = isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc()
+                                                     : Call->getBeginLoc();
+  report(At, F);
+  diag(Found->Site->getBeginLoc(), "the host waits here", DiagnosticIDs::Note);
+}
+
+} // namespace torch_syncfree

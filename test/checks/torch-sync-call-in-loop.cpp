@@ -1,0 +1,76 @@
+// RUN: %check_torch_sync %s torch-sync-call-in-loop %t -- %mock_flags
+// A call in a loop to a function of this file that makes the host wait is
+// reported at the call, with a note where the callee waits. The callee is read
+// with its parameters bound to the call's arguments.
+#include <torch/torch.h>
+#include <cstdio>
+#include <iostream>
+
+static void log_metrics(const torch::Tensor &logits, int step) {
+  std::printf("step %d max %f\n", step, logits.max().item<float>());
+}
+static float batch_loss(const torch::Tensor &logits) {
+  return logits.sum().item<float>();
+}
+static void report(const torch::Tensor &logits, int step) { log_metrics(logits, step); }
+static torch::Tensor device_only(const torch::Tensor &x) { return x * 2; }
+static void wait_all() { torch::cuda::synchronize(); }
+
+float training(int steps, torch::Tensor maybe_gpu) {
+  auto w = torch::randn({8}, torch::kCUDA);
+  auto host = torch::randn({8});
+  float total = 0;
+  for (int step = 0; step < steps; ++step) {
+    auto logits = w * step;
+    log_metrics(logits, step);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `log_metrics` makes the host wait for the GPU (`item` on a GPU tensor at line 10); false dependency: in the callee, the value is only logged (every iteration of the loop at line [[@LINE-3]]); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :10:41: note: the host waits here
+    total += batch_loss(logits);
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the call to `batch_loss` makes the host wait for the GPU (`item` on a GPU tensor at line 13); true dependency: in the callee, the value is returned to the caller (every iteration of the loop at line [[@LINE-6]]); move the host decision out of the loop or onto the device [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :13:10: note: the host waits here
+    report(logits, step);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `report` makes the host wait for the GPU (`item` on a GPU tensor at line 10 through `log_metrics`)
+    // CHECK-MESSAGES: :10:41: note: the host waits here
+    report(maybe_gpu, step);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `report` makes the host wait for the GPU (`item` on a tensor that may be on the GPU at line 10 through `log_metrics`)
+    // CHECK-MESSAGES: :10:41: note: the host waits here
+    wait_all();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `wait_all` makes the host wait for the GPU (`synchronize` at line 17); true dependency: the callee needs GPU results on the host
+    // CHECK-MESSAGES: :17:26: note: the host waits here
+    auto print_it = [&](const torch::Tensor &t) { std::cout << t.sum().item<float>(); };
+    print_it(logits);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to the lambda makes the host wait for the GPU (`item` on a GPU tensor at line [[@LINE-2]])
+    // CHECK-MESSAGES: :[[@LINE-3]]:64: note: the host waits here
+  }
+  return total;
+}
+
+// --- negatives ------------------------------------------------------------------
+void negatives(int steps) {
+  auto w = torch::randn({8}, torch::kCUDA);
+  auto host = torch::randn({8});
+  for (int step = 0; step < steps; ++step) {
+    log_metrics(host * step, step);           // a CPU tensor: the callee does not wait
+    auto y = device_only(w);                   // no sync in the callee
+    std::cout << w.sum().item<float>();        // a direct sync: the catalog checks report it
+  }
+  log_metrics(w, 0);                           // not in a loop
+}
+
+// Macros and templates.
+#define LOG_ALL(t) log_metrics(t, 0)
+template <int N> void repeat_log(const torch::Tensor &t) {
+  for (int i = 0; i < N; ++i)
+    log_metrics(t, i);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `log_metrics` makes the host wait for the GPU (`item` on a tensor that may be on the GPU at line 10)
+  // CHECK-MESSAGES: :10:41: note: the host waits here
+}
+template void repeat_log<1>(const torch::Tensor &);
+template void repeat_log<2>(const torch::Tensor &);
+void macro_case() {
+  auto w = torch::randn({8}, torch::kCUDA);
+  for (int i = 0; i < 2; ++i)
+    LOG_ALL(w);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `log_metrics` makes the host wait for the GPU (`item` on a GPU tensor at line 10)
+  // CHECK-MESSAGES: :10:41: note: the host waits here
+}
