@@ -448,6 +448,9 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
         // Tensor methods compute on the device of their operands.
         Result = operandsPlacement(MC);
       }
+    } else if (Name == "forward" && isInTorchNamespace(MC->getMethodDecl())) {
+      // A LibTorch module computes on its input's device (or throws).
+      Result = operandsPlacement(MC);
     } else if (std::optional<Placement> Returned = returnPlacement(MC, std::nullopt)) {
       Result = Returned; // a method defined in this TU
     } else {
@@ -456,6 +459,8 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2)
       Result = tensorPlacementImpl(Op->getArg(1));
+    else if (Op->getOperator() == OO_Call && isInTorchNamespace(Op->getDirectCallee()))
+      Result = operandsPlacement(Op); // a module holder's operator(): its forward
     else if (Op->getOperator() == OO_Call)
       Result = returnPlacement(Op, std::nullopt).value_or(Placement::Unknown); // a lambda
     else

@@ -28,6 +28,7 @@ struct CoalesceCheck::Read {
   const CXXMemberCallExpr *Item;
   const Expr *Object;
   bool Integral; ///< travels as int64 (integer or bool T, or an integer tensor)
+  Placement Where;
 };
 using Read = CoalesceCheck::Read;
 
@@ -51,7 +52,9 @@ static bool isHarmlessCall(const CallExpr *Call, UseClassifier &Classifier) {
 /// evaluated unconditionally, and nothing that could change a tensor; a neutral
 /// statement mentions no tensor at all and calls only harmless functions.
 static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
-                                       UseClassifier &Classifier, std::optional<Read> &Out) {
+                                       UseClassifier &Classifier,
+                                       llvm::function_ref<bool(Placement)> MayBeOnGpu,
+                                       std::optional<Read> &Out) {
   if (!isa<DeclStmt>(S) && !isa<Expr>(S))
     return StatementKind::Barrier; // control flow: hoisting could run reads not reached before
   std::vector<Read> Reads;
@@ -72,7 +75,7 @@ static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
       if (Conditional || !Args || Args->size() != 1 ||
           Args->get(0).getKind() != TemplateArgument::Type ||
           !Args->get(0).getAsType()->isArithmeticType() || !isSideEffectFree(Object) ||
-          Oracle.tensorPlacement(Object) != Placement::Gpu) {
+          !MayBeOnGpu(Oracle.tensorPlacement(Object))) {
         Barrier = true;
         return;
       }
@@ -80,7 +83,8 @@ static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
       ElementKind Kind = elementKind(Object);
       Reads.push_back({MC, Object,
                        !T->isFloatingType() || Kind == ElementKind::Integer ||
-                           Kind == ElementKind::Bool});
+                           Kind == ElementKind::Bool,
+                       Oracle.tensorPlacement(Object)});
       return; // the object was checked as a whole
     }
     if (const auto *Call = dyn_cast<CallExpr>(Node)) {
@@ -140,7 +144,13 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
   };
   for (const Stmt *S : Block->body()) {
     std::optional<Read> R;
-    switch (classifyStatement(S, oracle(Ctx), classifier(Ctx), R)) {
+    StatementKind Kind = classifyStatement(S, oracle(Ctx), classifier(Ctx),
+                                           [&](Placement P) { return mayBeOnGpu(P); }, R);
+    // A read that torch-sync-deferred-accumulate moves out of the loop is not coalesced.
+    if (Kind == StatementKind::Candidate && isCheckEnabled("torch-sync-deferred-accumulate") &&
+        DeferredAccumulateCheck::reportsItem(Ctx, R->Item))
+      Kind = StatementKind::Barrier;
+    switch (Kind) {
     case StatementKind::Neutral:
       continue;
     case StatementKind::Barrier:
@@ -190,18 +200,29 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
       Name = Candidate;
   }
   std::string NS = torchNamespacePrefix(Ctx);
+  // stack() needs one device. Tensors known to be on the GPU share it; otherwise
+  // every value is moved to the device of a tensor variable of the run (a no-op
+  // when they already share it), and without such a variable there is no fix.
+  bool AllGpu = llvm::all_of(Run, [](const auto &Entry) { return Entry.second.Where == Placement::Gpu; });
+  const Expr *Anchor = nullptr;
+  for (const auto &[S, R] : Run)
+    if (!Anchor && isa<DeclRefExpr>(ignoreWrappers(R.Object)))
+      Anchor = R.Object;
   std::string Elements;
   std::vector<ASTEdit> Edits;
   for (size_t I = 0; I < Run.size(); ++I) {
     const Read &R = Run[I].second;
     std::string Value = asPostfix(Ctx, R.Object) + ".detach().reshape({})";
     std::string HostElement = Name + "[" + std::to_string(I) + "]";
+    std::string Device = Anchor && R.Object != Anchor && !AllGpu
+                             ? sourceText(Ctx, Anchor) + ".device(), "
+                             : std::string();
     if (!AnyIntegral) {
-      Value += ".to(" + NS + "kDouble)";
+      Value += ".to(" + Device + NS + "kDouble)";
     } else if (R.Integral) {
-      Value += ".to(" + NS + "kLong)";
+      Value += ".to(" + Device + NS + "kLong)";
     } else {
-      Value += ".to(" + NS + "kDouble).view(" + NS + "kLong)"; // the double's bits
+      Value += ".to(" + Device + NS + "kDouble).view(" + NS + "kLong)"; // the double's bits
       HostElement += ".view(" + NS + "kDouble)";
     }
     Elements += (I ? ", " : "") + Value;
@@ -214,12 +235,18 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
                             cat("auto " + Name + " = " + NS + "stack({" + Elements + "}).cpu();\n" +
                                 Indent)));
   Finding F;
-  F.What = std::to_string(Run.size()) + " `item()` reads of GPU tensors in a row (lines " + Lines +
-           ") each wait for the GPU";
+  F.What = std::to_string(Run.size()) + " `item()` reads of " +
+           (AllGpu ? "GPU tensors" : "tensors that may be on the GPU") + " in a row (lines " +
+           Lines + ") each wait for the GPU";
   F.Use.Kind = Dependency::False;
   F.Use.Reason = "the values can travel to the host in one copy";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(First);
   F.Remedy = "stack them on the device and copy once with `" + NS + "stack({...}).cpu()` (one wait)";
+  if (!AllGpu && !Anchor) {
+    F.Remedy += " (no fix: no tensor variable among them names the device to stack on)";
+    report(Run.front().second.Item->getExprLoc(), F);
+    return;
+  }
   auto Fixes = fixItsFor(Edits, Result);
   report(Run.front().second.Item->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }

@@ -41,8 +41,10 @@ float negatives(torch::Tensor maybe_gpu, bool flag) {
   float a = x.sum().item<float>();
   x.mul_(2);                                   // a tensor changes in between
   float b = x.sum().item<float>();
-  // Unknown device: stack needs one device.
+  // Devices not known to match and no tensor variable to stack on: reported, no fix.
   float c = maybe_gpu.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-3]]:21: warning: 3 `item()` reads of tensors that may be on the GPU in a row (lines [[@LINE-3]], [[@LINE-1]], [[@LINE+2]]) each wait for the GPU; {{.*}}; stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) (no fix: no tensor variable among them names the device to stack on) [torch-sync-coalesce]
+  // CHECK-FIXES: float c = maybe_gpu.sum().item<float>();
   float d = x.mean().item<float>();
   // A CPU tensor.
   float e = host.sum().item<float>();
@@ -69,6 +71,18 @@ float macro_and_template_cases() {
   // CHECK-FIXES: float b = READ(x.mean());
   return a + b;
 }
+// A tensor variable of the run names the device: the others are moved to it
+// (a no-op when they already share it).
+float unknown_devices(torch::Tensor maybe_gpu, torch::Tensor other) {
+  float a = maybe_gpu.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: 2 `item()` reads of tensors that may be on the GPU in a row
+  // CHECK-FIXES: auto host_values = torch::stack({maybe_gpu.detach().reshape({}).to(torch::kDouble), other.sum().detach().reshape({}).to(maybe_gpu.device(), torch::kDouble)}).cpu();
+  // CHECK-FIXES-NEXT: float a = host_values[0].item<float>();
+  float b = other.sum().item<float>();
+  // CHECK-FIXES: float b = host_values[1].item<float>();
+  return a + b;
+}
+
 template <int N> float two_reads() {
   auto x = torch::randn({N}, torch::kCUDA);
   float a = x.sum().item<float>();
