@@ -154,7 +154,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     Refusal = "the loop can exit through return, goto or an exception before the read";
   else if (!Body)
     Refusal = "the loop body is not a block";
-  else if (!SimpleSummand || !HasTemplateArg || !isSideEffectFree(Object))
+  // The summand's tensor expression is evaluated once, where it was: any call may stay.
+  else if (!SimpleSummand || !HasTemplateArg)
     Refusal = "the summand is not a plain `t.item<T>()` (times a host value)";
   else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
            Loop->getBeginLoc().isMacroID() || Loop->getEndLoc().isMacroID())

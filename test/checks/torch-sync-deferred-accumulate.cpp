@@ -35,7 +35,31 @@ void epoch_metrics(torch::Tensor logits, torch::Tensor target) {
 // CHECK-FIXES-NEXT: correct += correct_on_device.item<int64_t>();
 // CHECK-FIXES-NEXT: std::printf("%f %ld\n", running, (long)correct);
 
+// The summand may call anything: it is still evaluated once, in the same place.
+struct Net {
+  torch::Tensor forward(const torch::Tensor &x) { return x * 2; }
+};
+int64_t counts_through_a_call(Net &net, const torch::Tensor &labels, int steps) {
+  int64_t hits = 0;
+  for (int i = 0; i < steps; ++i) {
+    hits += net.forward(labels).eq(labels).sum().item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` every iteration
+    // CHECK-FIXES: hits_on_device = hits_on_device + (net.forward(labels).eq(labels).sum().detach().to(torch::kLong));
+  }
+  return hits;
+}
+
 // --- refused (reported with the reason, no fix) ---------------------------------
+double not_a_plain_summand(int steps) {
+  double total = 0;
+  for (int i = 0; i < steps; ++i) {
+    auto loss = torch::randn({}, torch::kCUDA);
+    total += loss.item<double>() + 1.0;
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: {{.*}}(no fix: the summand is not a plain `t.item<T>()` (times a host value))
+  }
+  return total;
+}
+
 double read_inside(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i) {
