@@ -136,6 +136,8 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Block = Result.Nodes.getNodeAs<CompoundStmt>("block");
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
+  if (SM.isInSystemHeader(Block->getBeginLoc()))
+    return; // LibTorch's and the standard library's own blocks: never reported
   std::vector<std::pair<const Stmt *, Read>> Run;
   auto Flush = [&]() {
     if (Run.size() >= 2)
