@@ -17,7 +17,8 @@ using namespace clang::ast_matchers;
 namespace torch_syncfree {
 
 void CallInLoopCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(callExpr(matchers::userCode()).bind("call"), this);
+  Finder->addMatcher(
+      callExpr(unless(isExpansionInSystemHeader()), matchers::userCode()).bind("call"), this);
 }
 
 namespace {

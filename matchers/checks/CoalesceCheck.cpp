@@ -21,7 +21,9 @@ using namespace clang::transformer;
 namespace torch_syncfree {
 
 void CoalesceCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(compoundStmt(matchers::userCode()).bind("block"), this);
+  // The system-header test first: it is cheap, userCode() walks the parents.
+  Finder->addMatcher(
+      compoundStmt(unless(isExpansionInSystemHeader()), matchers::userCode()).bind("block"), this);
 }
 
 struct CoalesceCheck::Read {
