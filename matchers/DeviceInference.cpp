@@ -565,6 +565,14 @@ static bool escapes(ASTContext &Ctx, const Expr *Target) {
   return false;
 }
 
+std::optional<Placement> DeviceOracle::storedPlacement(const Expr *Target) {
+  if (const Expr *Value = assignedValue(Ctx, Target))
+    return tensorPlacementImpl(Value);
+  if (escapes(Ctx, Target))
+    return Placement::Unknown;
+  return std::nullopt;
+}
+
 const Expr *DeviceOracle::rangeOfLoopElement(const Expr *E) {
   // `*__begin` (an overloaded or a built-in dereference) initialises the loop
   // variable of a range-for: its parents are the variable, its DeclStmt, the loop.
@@ -793,22 +801,13 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
             auto Writes = match(
                 findAll(declRefExpr(to(varDecl(equalsNode(LoopVar)))).bind("ref")),
                 *Loop->getBody(), Ctx);
-            for (const auto &Write : Writes) {
-              const auto *LoopRef = Write.getNodeAs<DeclRefExpr>("ref");
-              if (const Expr *Value = assignedValue(Ctx, LoopRef))
-                Result = join(Result, tensorPlacementImpl(Value));
-              else if (escapes(Ctx, LoopRef))
-                Result = join(Result, std::optional(Placement::Unknown));
-            }
+            for (const auto &Write : Writes)
+              Result = join(Result, storedPlacement(Write.getNodeAs<DeclRefExpr>("ref")));
           }
         }
     }
-    if (Access) {
-      if (const Expr *Value = assignedValue(Ctx, Access))
-        Result = join(Result, tensorPlacementImpl(Value));
-      else if (escapes(Ctx, Access))
-        Result = join(Result, std::optional(Placement::Unknown));
-    }
+    if (Access)
+      Result = join(Result, storedPlacement(Access));
   }
   InProgress.erase(VD);
   return Result;
@@ -869,13 +868,8 @@ std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
         Result = join(Result, tensorPlacementImpl(Semantic->getInit(Field->getFieldIndex())));
     }
     auto Uses = match(decl(forEachDescendant(memberExpr(member(equalsNode(Field))).bind("use"))), *D, Ctx);
-    for (const auto &Node : Uses) {
-      const auto *Use = Node.getNodeAs<MemberExpr>("use");
-      if (const Expr *Value = assignedValue(Ctx, Use))
-        Result = join(Result, tensorPlacementImpl(Value));
-      else if (escapes(Ctx, Use))
-        Result = join(Result, std::optional(Placement::Unknown));
-    }
+    for (const auto &Node : Uses)
+      Result = join(Result, storedPlacement(Node.getNodeAs<MemberExpr>("use")));
   }
   FieldsAndCalleesInProgress.erase(Field);
   if (!Result)

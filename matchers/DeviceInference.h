@@ -91,6 +91,9 @@ private:
   /// `v[i]`, `v.at(i)`, `v.front()`, `v.back()`, `opt.value()` on a non-tensor
   /// container; nullopt when \p E is none of these.
   std::optional<Placement> containerAccessPlacement(const clang::Expr *E);
+  /// What a store into \p Target (a variable, field or element) gives it: the
+  /// assigned value's placement, Unknown when it escapes by reference, else nullopt.
+  std::optional<Placement> storedPlacement(const clang::Expr *Target);
   /// The range a range-for loop variable iterates over, when \p E is the loop's
   /// `*__begin` (the initialiser of the loop variable).
   const clang::Expr *rangeOfLoopElement(const clang::Expr *E);
