@@ -38,6 +38,15 @@ if _can_make_readonly():
     config.available_features.add("readonly-files")
 else:
     lit_config.note("cannot make a file read-only here (chattr +i refused): unwritable.test is UNSUPPORTED")
+# CUDA host code (.cu): parsed with --cuda-host-only against the CUDA toolkit's headers.
+cuda_root = "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda_root, "include", "cuda_runtime.h")):
+    config.available_features.add("cuda")
+    config.substitutions.append(
+        ("%cuda_flags", "--cuda-host-only -Wno-unknown-cuda-version -isystem %s" %
+         os.path.join(cuda_root, "include", "cccl")))
+else:
+    lit_config.note("CUDA toolkit not found at %s: .cu tests are UNSUPPORTED" % cuda_root)
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
