@@ -91,8 +91,12 @@ static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
     }
     if (const auto *Call = dyn_cast<CallExpr>(Node)) {
       const FunctionDecl *FD = Call->getDirectCallee();
+      const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
       if (FD && isInTorchNamespace(FD)) {
-        if (calleeName(Call).ends_with("_")) // in-place: changes a tensor
+        // In-place tensor ops change a tensor; methods of other LibTorch objects
+        // (Module::to, Optimizer::step, zero_grad) change tensors they own.
+        if (calleeName(Call).ends_with("_") ||
+            (Member && !isTensorType(Member->getImplicitObjectArgument()->getType())))
           Barrier = true;
       } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
                  Op && Op->isAssignmentOp() && isTensorType(Op->getArg(0)->getType())) {

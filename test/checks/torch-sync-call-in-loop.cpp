@@ -54,6 +54,12 @@ void negatives(int steps) {
     auto y = device_only(w);                   // no sync in the callee
     std::cout << w.sum().item<float>();        // a direct sync: the catalog checks report it
   }
+  torch::nn::Linear net(8, 8);
+  for (int step = 0; step < steps; ++step)
+    net->to(torch::kCUDA);                     // Module::to: LibTorch's own, not followed
+  auto pinned = w.to(torch::kCUDA, /*non_blocking=*/true);
+  for (int step = 0; step < steps; ++step)
+    device_only(pinned);                       // an already-async copy: no sync in the callee
   log_metrics(w, 0);                           // not in a loop
 }
 

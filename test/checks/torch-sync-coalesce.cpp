@@ -57,7 +57,16 @@ float negatives(torch::Tensor maybe_gpu, bool flag) {
   float h = scaled.sum().item<float>();
   auto y = x * h;
   float i = y.sum().item<float>();
-  return a + b + c + d + e + f + g + h + i;
+  torch::nn::Linear net(8, 8);
+  net->to(torch::kCUDA);                       // Module::to may move a read tensor: ends a run
+  float j = x.sum().item<float>();
+  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.1));
+  optimizer.step();                            // changes parameters: ends a run
+  float k = x.mean().item<float>();
+  auto done = torch::stack({x.sum(), x.mean()}).cpu();
+  float l = done[0].item<float>();             // already coalesced: CPU reads
+  float m = done[1].item<float>();
+  return a + b + c + d + e + f + g + h + i + j + k + l + m;
 }
 
 // Macros and templates: never rewritten inside a macro body; templates once.

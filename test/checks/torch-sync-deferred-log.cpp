@@ -54,9 +54,14 @@ float negatives(int steps) {
       std::cout << loss.item<float>();              // already once per interval
     // BOTH-MESSAGES: :[[@LINE-1]]:25: warning: `item()` on a GPU tensor copies {{.*}}; false dependency: the value is only logged {{.*}}[torch-sync-item]
     std::cout << host.sum().item<float>();          // CPU tensor
+    auto host_copy = loss.to(torch::kCPU, /*non_blocking=*/true);
+    std::cout << host_copy.item<float>();           // read from a CPU copy: no wait here
     last = loss.item<float>();                       // not only logged: torch-sync-item's
     // BOTH-MESSAGES: :[[@LINE-1]]:17: warning: `item()` on a GPU tensor copies {{.*}}[torch-sync-item]
   }
+  torch::nn::Linear net(8, 8);
+  for (int step = 0; step < steps; ++step)
+    net->to(torch::kCUDA);                           // Module::to: no value read at all
   std::cout << w.sum().item<float>();               // not in a loop: torch-sync-item's
   // BOTH-MESSAGES: :[[@LINE-1]]:24: warning: `item()` on a GPU tensor copies {{.*}}[torch-sync-item]
   return last;
