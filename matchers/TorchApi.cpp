@@ -105,7 +105,9 @@ const Stmt *consumerOf(ASTContext &Ctx, const Expr *E) {
   }
 }
 
-const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
+const Stmt *innermostAncestor(ASTContext &Ctx, const Stmt *S,
+                              llvm::function_ref<bool(const Stmt *)> Matches,
+                              const Stmt *StopAt) {
   DynTypedNode Node = DynTypedNode::create(*S);
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(Node);
@@ -114,10 +116,19 @@ const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
     Node = Parents[0];
     if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
       return nullptr;
-    if (const auto *Loop = Node.get<Stmt>())
-      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Loop))
-        return Loop;
+    if (const auto *Ancestor = Node.get<Stmt>()) {
+      if (Ancestor == StopAt)
+        return nullptr;
+      if (Matches(Ancestor))
+        return Ancestor;
+    }
   }
+}
+
+const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
+  return innermostAncestor(Ctx, S, [](const Stmt *Ancestor) {
+    return isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Ancestor);
+  });
 }
 
 const Expr *calleeObject(const Expr *Call) {

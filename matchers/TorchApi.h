@@ -9,6 +9,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <vector>
@@ -39,6 +40,13 @@ const clang::Stmt *consumerOf(clang::ASTContext &Ctx, const clang::Expr *E);
 /// The innermost for/while/do/range-for loop around \p S within its function or
 /// lambda, or nullptr.
 const clang::Stmt *enclosingLoop(clang::ASTContext &Ctx, const clang::Stmt *S);
+
+/// The innermost ancestor of \p S (within its function or lambda, below \p StopAt)
+/// for which \p Matches holds, or nullptr. Declarations on the way (a variable whose
+/// initialiser holds S) are walked through.
+const clang::Stmt *innermostAncestor(clang::ASTContext &Ctx, const clang::Stmt *S,
+                                     llvm::function_ref<bool(const clang::Stmt *)> Matches,
+                                     const clang::Stmt *StopAt = nullptr);
 
 /// The object a method is called on, for member calls (nullptr otherwise).
 const clang::Expr *calleeObject(const clang::Expr *Call);

@@ -23,9 +23,6 @@ void GraphCaptureCheck::registerMatchers(MatchFinder *Finder) {
       this);
 }
 
-/// Inside a capture every tensor is on the capturing device: any catalog sync counts.
-static bool isSyncCall(const CallExpr *Call) { return asSyncCall(Call).has_value(); }
-
 /// Every sync call under S, following calls into functions defined in this TU.
 static void collectSyncs(const Stmt *S, std::vector<std::pair<const CallExpr *, const FunctionDecl *>> &Out,
                          llvm::SmallPtrSetImpl<const FunctionDecl *> &Visited,
@@ -33,7 +30,8 @@ static void collectSyncs(const Stmt *S, std::vector<std::pair<const CallExpr *, 
   if (!S)
     return;
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    if (isSyncCall(Call))
+    // Inside a capture every tensor is on the capturing device: any catalog sync counts.
+    if (asSyncCall(Call))
       Out.push_back({Call, Via});
     else if (const FunctionDecl *Callee = Call->getDirectCallee())
       if (const FunctionDecl *Definition = Callee->getDefinition())
