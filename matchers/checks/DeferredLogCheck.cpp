@@ -30,21 +30,16 @@ static bool isIntervalCondition(const Expr *Condition) {
   return false;
 }
 
-/// The innermost `if` with an interval condition around \p S, below \p Loop.
+/// The innermost `if` with an interval condition around \p S, below \p Loop (through
+/// a variable's initialiser too: `float v = t.item<float>();` inside the `if`).
 static const IfStmt *intervalAround(ASTContext &Ctx, const Stmt *S, const Stmt *Loop) {
-  DynTypedNode Node = DynTypedNode::create(*S);
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(Node);
-    if (Parents.empty())
-      return nullptr;
-    Node = Parents[0];
-    const Stmt *Parent = Node.get<Stmt>();
-    if (!Parent || Parent == Loop)
-      return nullptr;
-    if (const auto *If = dyn_cast<IfStmt>(Parent))
-      if (isIntervalCondition(If->getCond()) && If->getCond() != S)
-        return If;
-  }
+  return cast_or_null<IfStmt>(innermostAncestor(
+      Ctx, S,
+      [&](const Stmt *Ancestor) {
+        const auto *If = dyn_cast<IfStmt>(Ancestor);
+        return If && isIntervalCondition(If->getCond()) && If->getCond() != S;
+      },
+      Loop));
 }
 
 /// The first `if` with an interval condition anywhere in the loop body.
