@@ -8,15 +8,24 @@ using namespace clang;
 
 namespace torch_syncfree {
 
+llvm::ArrayRef<llvm::StringRef> dataDependentShapeOps() {
+  static const llvm::StringRef Ops[] = {"nonzero", "argwhere", "unique", "_unique",
+                                        "_unique2", "unique_consecutive", "unique_dim",
+                                        "repeat_interleave", "bincount", "histc"};
+  return Ops;
+}
+
 std::optional<SyncCall> asSyncCall(const CallExpr *Call) {
   // Measured on an H200 with LibTorch 2.11 (docs/catalog.md): these wait.
   static const llvm::StringSet<> ValueReads = {"item", "_local_scalar_dense", "cpu", "print",
                                                "toString"};
-  static const llvm::StringSet<> TensorOps = {
-      "nonzero", "argwhere", "unique", "_unique", "_unique2", "unique_consecutive",
-      "unique_dim", "is_nonzero", "equal", "allclose", "masked_select", "linalg_inv",
-      "linalg_cholesky", "linalg_solve", "inverse", "cholesky", "bincount", "histc",
-      "repeat_interleave"};
+  static const llvm::StringSet<> TensorOps = [] {
+    llvm::StringSet<> Ops = {"is_nonzero", "equal", "allclose", "masked_select", "linalg_inv",
+                             "linalg_cholesky", "linalg_solve", "inverse", "cholesky"};
+    for (llvm::StringRef Op : dataDependentShapeOps())
+      Ops.insert(Op);
+    return Ops;
+  }();
   static const llvm::StringSet<> Barriers = {
       "synchronize", "device_synchronize", "cudaDeviceSynchronize", "cudaStreamSynchronize",
       "cudaEventSynchronize", "cudaMemcpy", "clip_grad_norm_"};

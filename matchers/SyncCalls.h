@@ -6,6 +6,7 @@
 #define TORCH_SYNCFREE_SYNCCALLS_H
 
 #include "clang/AST/Expr.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 
@@ -16,6 +17,10 @@ struct SyncCall {
   const clang::Expr *Tensor;   ///< the tensor whose device decides; nullptr for barriers
   bool ReadsValue;             ///< the host receives the tensor's value (item, cpu, print)
 };
+
+/// Ops whose output size is computed from GPU data (torch-sync-dynamic-shape's
+/// catalog, also syncs for asSyncCall); one-argument `where` is one too.
+llvm::ArrayRef<llvm::StringRef> dataDependentShapeOps();
 
 /// The catalog's sync-inducing call \p Call is, if any.
 std::optional<SyncCall> asSyncCall(const clang::CallExpr *Call);

@@ -1,4 +1,5 @@
 #include "CatalogChecks.h"
+#include "SyncCalls.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
 
@@ -69,12 +70,10 @@ static std::optional<EmptinessTest> emptinessTest(ASTContext &Ctx, const CallExp
 }
 
 void DynamicShapeCheck::registerMatchers(MatchFinder *Finder) {
+  std::vector<StringRef> Names(dataDependentShapeOps().begin(), dataDependentShapeOps().end());
+  Names.push_back("where"); // the one-argument form, told apart in check()
   Finder->addMatcher(
-      callExpr(callee(functionDecl(hasAnyName("nonzero", "argwhere", "where", "unique", "_unique",
-                                              "_unique2", "unique_consecutive", "unique_dim",
-                                              "repeat_interleave", "bincount", "histc"))),
-               matchers::userCode())
-          .bind("call"),
+      callExpr(callee(functionDecl(hasAnyName(Names))), matchers::userCode()).bind("call"),
       this);
 }
 
