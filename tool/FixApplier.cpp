@@ -6,24 +6,75 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
+#include "SafeFileSystem.h"
+#include <thread>
 
 using namespace clang;
 
 namespace torch_syncfree {
 
-std::string writeFileAtomically(StringRef Path, StringRef Contents) {
+void pauseForTesting(StringRef Point) {
+  // Tests edit a file at a chosen point of a run through this pause
+  // (TORCH_SYNCFREE_TESTING_PAUSE=<point>:<milliseconds>); it only sleeps.
+  const char *Spec = getenv("TORCH_SYNCFREE_TESTING_PAUSE");
+  if (!Spec)
+    return;
+  auto [Where, Millis] = StringRef(Spec).split(':');
+  unsigned Ms = 0;
+  if (Where == Point && !Millis.getAsInteger(10, Ms))
+    std::this_thread::sleep_for(std::chrono::milliseconds(Ms));
+}
+
+/// Where a rewrite of Path lands: the target of a symbolic link (the link
+/// itself stays), or an error for files that must not be replaced by a new
+/// inode (hard links would be split) or that the user made read-only.
+static std::string writableTarget(StringRef Path, SmallVectorImpl<char> &Target) {
+  if (!llvm::sys::fs::exists(Path)) {
+    Target.assign(Path.begin(), Path.end());
+    return "";
+  }
+  if (std::error_code EC = llvm::sys::fs::real_path(Path, Target, /*expand_tilde=*/false))
+    return "cannot resolve " + Path.str() + ": " + EC.message();
+  llvm::sys::fs::file_status Status;
+  if (std::error_code EC = llvm::sys::fs::status(Target, Status))
+    return "cannot stat " + Path.str() + ": " + EC.message();
+  if (Status.type() != llvm::sys::fs::file_type::regular_file)
+    return Path.str() + " is not a regular file; not rewritten";
+  if (Status.getLinkCount() > 1)
+    return Path.str() + " has " + std::to_string(Status.getLinkCount()) +
+           " hard links; a rewrite would split them, so it is not rewritten";
+  if (!(Status.permissions() & llvm::sys::fs::all_write) ||
+      llvm::sys::fs::access(Target, llvm::sys::fs::AccessMode::Write))
+    return Path.str() + " is read-only; not rewritten";
+  return "";
+}
+
+std::string writeFileAtomically(StringRef Path, StringRef Contents,
+                                std::optional<uint64_t> ExpectedHash) {
   // Hand-written: llvm::writeToOutput renames a temporary file too, but the
-  // temporary gets default permissions, and a rewritten source must keep its own.
+  // temporary gets default permissions, and a rewritten source must keep its
+  // own; it also cannot re-check the old content just before the rename.
+  SmallString<256> Target;
+  if (std::string Refused = writableTarget(Path, Target); !Refused.empty())
+    return Refused;
   llvm::sys::fs::file_status Status;
   unsigned Mode = 0644;
-  if (!llvm::sys::fs::status(Path, Status) && llvm::sys::fs::exists(Status))
+  if (!llvm::sys::fs::status(Target, Status) && llvm::sys::fs::exists(Status))
     Mode = Status.permissions();
   int FD = -1;
   llvm::SmallString<256> TempPath;
-  std::string Model = (Path + ".torch-syncfree-%%%%%%").str();
+  std::string Model = (Target + ".torch-syncfree-%%%%%%").str();
   if (std::error_code EC = llvm::sys::fs::createUniqueFile(Model, FD, TempPath,
                                                            llvm::sys::fs::OF_None, Mode))
     return "cannot create a temporary file beside " + Path.str() + ": " + EC.message();
+  // Removed if a signal ends the process before the rename.
+  llvm::sys::RemoveFileOnSignal(TempPath);
+  auto Discard = [&](std::string Message) {
+    llvm::sys::fs::remove(TempPath);
+    llvm::sys::DontRemoveFileOnSignal(TempPath);
+    return Message;
+  };
   {
     llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
     OS << Contents;
@@ -31,16 +82,41 @@ std::string writeFileAtomically(StringRef Path, StringRef Contents) {
     if (OS.has_error()) {
       std::string Message = OS.error().message();
       OS.clear_error();
-      llvm::sys::fs::remove(TempPath);
-      return "cannot write " + Path.str() + ": " + Message;
+      return Discard("cannot write " + Path.str() + ": " + Message);
     }
   }
   llvm::sys::fs::setPermissions(TempPath, static_cast<llvm::sys::fs::perms>(Mode));
-  if (std::error_code EC = llvm::sys::fs::rename(TempPath, Path)) {
-    llvm::sys::fs::remove(TempPath);
-    return "cannot replace " + Path.str() + ": " + EC.message();
+  pauseForTesting("before-rename");
+  // The last look before the rename: an edit made since the fixes were
+  // computed must not be overwritten.
+  if (ExpectedHash) {
+    auto Now = llvm::MemoryBuffer::getFile(Target, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!Now || ReadContents::hash((*Now)->getBuffer()) != *ExpectedHash)
+      return Discard(Path.str() + " changed while it was being fixed; not rewritten");
   }
+  if (std::error_code EC = llvm::sys::fs::rename(TempPath, Target))
+    return Discard("cannot replace " + Path.str() + ": " + EC.message());
+  llvm::sys::DontRemoveFileOnSignal(TempPath);
   return "";
+}
+
+/// Inserted text follows the file's line endings (CRLF files get CRLF lines).
+static std::string matchLineEndings(StringRef Text, StringRef FileContent) {
+  size_t FirstNewline = FileContent.find('\n');
+  bool CRLF = FirstNewline != StringRef::npos && FirstNewline > 0 &&
+              FileContent[FirstNewline - 1] == '\r';
+  bool CROnly = FirstNewline == StringRef::npos && FileContent.contains('\r');
+  if (!CRLF && !CROnly)
+    return Text.str();
+  std::string Out;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '\n' && (I == 0 || Text[I - 1] != '\r'))
+      Out += CRLF ? "\r\n" : "\r";
+    else
+      Out += Text[I];
+  }
+  return Out;
 }
 
 /// A unified diff of two texts with three lines of context. Hand-written: LLVM
@@ -48,9 +124,22 @@ std::string writeFileAtomically(StringRef Path, StringRef Contents) {
 /// suffix) is aligned with a longest-common-subsequence table.
 static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
                              llvm::raw_ostream &Out) {
-  llvm::SmallVector<StringRef, 0> A, B;
-  Before.split(A, '\n');
-  After.split(B, '\n');
+  // Lines without their '\n'; a last line with no newline keeps a '\n'
+  // sentinel so that it differs from the same text with one, and is printed
+  // with diff's "\\ No newline at end of file" marker (patch needs it; a
+  // CR-only file is one such line).
+  std::vector<std::string> AStore, BStore;
+  auto SplitLines = [](StringRef Text, std::vector<std::string> &Lines) {
+    while (!Text.empty()) {
+      auto [Line, Rest] = Text.split('\n');
+      bool HasNewline = Line.size() < Text.size();
+      Lines.push_back(Line.str() + (HasNewline ? "" : "\n"));
+      Text = Rest;
+    }
+  };
+  SplitLines(Before, AStore);
+  SplitLines(After, BStore);
+  std::vector<StringRef> A(AStore.begin(), AStore.end()), B(BStore.begin(), BStore.end());
   size_t Prefix = 0;
   while (Prefix < A.size() && Prefix < B.size() && A[Prefix] == B[Prefix])
     ++Prefix;
@@ -118,14 +207,19 @@ static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
     }
     Out << "@@ -" << OldStart << "," << OldCount << " +" << NewStart << "," << NewCount
         << " @@\n";
-    for (size_t X = Begin; X < End; ++X)
-      Out << Script[X].first << Script[X].second << "\n";
+    for (size_t X = Begin; X < End; ++X) {
+      StringRef Line = Script[X].second;
+      if (Line.consume_back("\n"))
+        Out << Script[X].first << Line << "\n\\ No newline at end of file\n";
+      else
+        Out << Script[X].first << Line << "\n";
+    }
     K = End;
   }
 }
 
 FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
-                      llvm::sys::TimePoint<> ParsedAt, bool DryRun, llvm::raw_ostream &Out,
+                      bool DryRun, llvm::raw_ostream &Out,
                       llvm::raw_ostream &Log) {
   FixSummary Summary;
   // Merge per file; a fix whose replacements conflict with ones already taken
@@ -182,21 +276,29 @@ FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
   for (const auto &Entry : PerFile) {
     StringRef Path = Entry.first();
     unsigned Findings = Contributors[Path.str()].size();
-    auto Buffer = llvm::MemoryBuffer::getFile(Path);
-    llvm::sys::fs::file_status Status;
-    if (!Buffer || llvm::sys::fs::status(Path, Status)) {
+    auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!Buffer) {
       Log << "torch-syncfree: error: cannot read " << Path << " to fix it\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
       continue;
     }
-    if (Status.getLastModificationTime() > ParsedAt) {
+    // Stale by content, not by time: `cp -p`, `rsync -t` and `tar` keep the
+    // modification time of an edited file.
+    StringRef Before = (*Buffer)->getBuffer();
+    std::optional<uint64_t> Parsed = ReadContents::lookup(Path);
+    if (!Parsed || *Parsed != ReadContents::hash(Before)) {
       Log << "torch-syncfree: warning: " << Path
           << " changed after it was parsed; its fixes were not written\n";
-      Summary.Applied -= Findings, Summary.Skipped += Findings;
+      Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.Stale = true;
       continue;
     }
-    StringRef Before = (*Buffer)->getBuffer();
-    llvm::Expected<std::string> After = tooling::applyAllReplacements(Before, Entry.second);
+    tooling::Replacements Adapted;
+    for (const tooling::Replacement &R : Entry.second)
+      llvm::consumeError(Adapted.add(tooling::Replacement(
+          R.getFilePath(), R.getOffset(), R.getLength(),
+          matchLineEndings(R.getReplacementText(), Before))));
+    llvm::Expected<std::string> After = tooling::applyAllReplacements(Before, Adapted);
     if (!After) {
       Log << "torch-syncfree: error: cannot apply fixes to " << Path << ": "
           << llvm::toString(After.takeError()) << "\n";
@@ -210,7 +312,7 @@ FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
       ++Summary.FilesChanged;
       continue;
     }
-    std::string Failure = writeFileAtomically(Path, *After);
+    std::string Failure = writeFileAtomically(Path, *After, *Parsed);
     if (!Failure.empty()) {
       Log << "torch-syncfree: error: " << Failure << "\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;

@@ -7,6 +7,7 @@
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <optional>
 #include <vector>
 
 namespace torch_syncfree {
@@ -16,17 +17,24 @@ struct FixSummary {
   unsigned Skipped = 0;  ///< findings whose fix conflicted or could not be written
   unsigned FilesChanged = 0;
   bool WriteFailed = false;
+  bool Stale = false;     ///< a file changed after it was parsed
 };
 
-/// Applies every finding's fix. A file modified after \p ParsedAt is not
-/// written (reported on \p Log). With \p DryRun, prints a unified diff instead.
-FixSummary applyFixes(const std::vector<clang::tidy::ClangTidyError> &Errors,
-                      llvm::sys::TimePoint<> ParsedAt, bool DryRun, llvm::raw_ostream &Out,
-                      llvm::raw_ostream &Log);
+/// Applies every finding's fix. A file is written only when its bytes are
+/// still those the analysis read (ReadContents), and only atomically; others
+/// are reported on \p Log. With \p DryRun, prints a unified diff instead.
+FixSummary applyFixes(const std::vector<clang::tidy::ClangTidyError> &Errors, bool DryRun,
+                      llvm::raw_ostream &Out, llvm::raw_ostream &Log);
 
-/// Writes \p Contents to \p Path atomically: a temporary file beside it, then a
-/// rename; an existing file keeps its permissions. Returns an error message or "".
-std::string writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents);
+/// Sleeps at \p Point when TORCH_SYNCFREE_TESTING_PAUSE names it (tests only).
+void pauseForTesting(llvm::StringRef Point);
+
+/// Replaces \p Path (the target, when it is a symbolic link) by a temporary
+/// file renamed over it; the file keeps its permissions. Refuses hard-linked
+/// and read-only files. With \p ExpectedHash, the old content is checked once
+/// more just before the rename. Returns an error message or "".
+std::string writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
+                                std::optional<uint64_t> ExpectedHash = std::nullopt);
 
 } // namespace torch_syncfree
 

@@ -5,6 +5,9 @@
 // driver (runClangTidy), so NOLINT, .clang-tidy files and system-header
 // filtering behave exactly as in clang-tidy.
 #include "CheckCatalog.h"
+#include "CompileCommandSanitizer.h"
+#include "JsonLimits.h"
+#include "SafeFileSystem.h"
 #include "FixApplier.h"
 #include "LspServer.h"
 #include "Reporting.h"
@@ -82,6 +85,10 @@ cl::opt<std::string> DiffRef("diff",
 cl::opt<bool> Quiet("quiet", cl::desc("No progress lines or summary"), cl::cat(Category));
 cl::opt<bool> Lsp("lsp", cl::desc("Serve the Language Server Protocol on stdin/stdout"),
                   cl::cat(Category));
+cl::opt<std::string> ResourceDir("resource-dir",
+                                cl::desc("clang's resource directory (builtin headers); "
+                                         "default: the one of the clang the tool was built with"),
+                                cl::cat(Category));
 cl::opt<std::string> Config("config", cl::desc("A .clang-tidy configuration as YAML text"),
                             cl::cat(Category));
 
@@ -91,59 +98,6 @@ int usageError(const Twine &Message) {
   errs() << "torch-syncfree: error: " << Message << "\n";
   return ExitUsage;
 }
-
-/// Serialises warnings printed from the worker threads.
-std::mutex WarningMutex;
-
-/// Drops compile options that would load code named by an untrusted repository.
-tooling::ArgumentsAdjuster dropCodeLoadingFlags() {
-  return [](const tooling::CommandLineArguments &Args, StringRef File) {
-    std::lock_guard<std::mutex> Lock(WarningMutex);
-    tooling::CommandLineArguments Kept;
-    for (size_t I = 0; I < Args.size(); ++I) {
-      StringRef Arg = Args[I];
-      bool LoadsCode = Arg.starts_with("-fplugin=") || Arg.starts_with("-fpass-plugin=") ||
-                       Arg == "-load" || Arg == "-fplugin" || Arg == "-fpass-plugin";
-      bool XclangLoad = Arg == "-Xclang" && I + 1 < Args.size() &&
-                        (Args[I + 1] == "-load" || StringRef(Args[I + 1]).starts_with("-fplugin"));
-      if (XclangLoad) {
-        errs() << "torch-syncfree: warning: dropped '-Xclang " << Args[I + 1]
-               << "' from the compile command of " << File << "\n";
-        I += (Args[I + 1] == "-load" && I + 3 < Args.size() && Args[I + 2] == "-Xclang") ? 3 : 1;
-        continue;
-      }
-      if (LoadsCode) {
-        errs() << "torch-syncfree: warning: dropped '" << Arg
-               << "' from the compile command of " << File << "\n";
-        if ((Arg == "-load" || Arg == "-fplugin" || Arg == "-fpass-plugin") && I + 1 < Args.size())
-          ++I;
-        continue;
-      }
-      Kept.push_back(Args[I]);
-    }
-    return Kept;
-  };
-}
-
-/// Compilation database with the code-loading flags removed.
-class SanitizedDatabase : public tooling::CompilationDatabase {
-public:
-  explicit SanitizedDatabase(std::unique_ptr<tooling::CompilationDatabase> Inner)
-      : Inner(std::move(Inner)) {}
-  std::vector<tooling::CompileCommand> getCompileCommands(StringRef File) const override {
-    auto Commands = Inner->getCompileCommands(File);
-    for (auto &Command : Commands)
-      Command.CommandLine = dropCodeLoadingFlags()(Command.CommandLine, File);
-    return Commands;
-  }
-  std::vector<std::string> getAllFiles() const override { return Inner->getAllFiles(); }
-  std::vector<tooling::CompileCommand> getAllCompileCommands() const override {
-    return Inner->getAllCompileCommands();
-  }
-
-private:
-  std::unique_ptr<tooling::CompilationDatabase> Inner;
-};
 
 /// The --line-filter / --diff line filter (clang-tidy's JSON format); parsed once.
 std::string EffectiveLineFilter;
@@ -168,9 +122,11 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
              << "\n";
       exit(ExitUsage);
     }
-    return std::make_unique<ConfigOptionsProvider>(Global, Defaults, *Parsed, Overrides);
+    return torch_syncfree::sanitizeOptionsProvider(
+        std::make_unique<ConfigOptionsProvider>(Global, Defaults, *Parsed, Overrides));
   }
-  return std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides);
+  return torch_syncfree::sanitizeOptionsProvider(
+      std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides));
 }
 
 /// Makes the paths of a finding and of its fixes absolute (compile databases
@@ -211,7 +167,10 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
   sys::fs::createTemporaryFile("torch-syncfree-top", "txt", TopOutput);
   std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Output), StringRef("")};
   std::string RefArg = Ref.str();
-  int Code = sys::ExecuteAndWait(*Git, {"git", "diff", "-U0", "--no-color", RefArg, "--"},
+  // The ref is a value, never an option: --end-of-options stops git from
+  // reading `--output=<path>` (say) as one.
+  int Code = sys::ExecuteAndWait(*Git, {"git", "diff", "-U0", "--no-color", "--end-of-options",
+                                        RefArg, "--"},
                                  std::nullopt, Redirects);
   std::optional<StringRef> TopRedirects[] = {std::nullopt, StringRef(TopOutput), StringRef("")};
   sys::ExecuteAndWait(*Git, {"git", "rev-parse", "--show-toplevel"}, std::nullopt, TopRedirects);
@@ -267,6 +226,7 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
 
 int main(int argc, const char **argv) {
   InitLLVM X(argc, argv);
+  torch_syncfree::scrubCompilerEnvironment();
   cl::HideUnrelatedOptions(Category);
 
   // Everything after `--` is the compile command for the listed sources.
@@ -288,6 +248,15 @@ int main(int argc, const char **argv) {
     return usageError("unknown --format '" + Format + "' (expected text, json or sarif)");
   if (FailOn != "any" && FailOn != "true" && FailOn != "false")
     return usageError("unknown --fail-on '" + FailOn + "' (expected true, false or any)");
+  if (!ResourceDir.empty())
+    torch_syncfree::ToolchainPaths::get().ResourceDir = ResourceDir;
+  if (StringRef(DiffRef).starts_with("-"))
+    return usageError("--diff expects a git ref, not an option: '" + DiffRef + "'");
+  if (!LineFilter.empty()) {
+    std::string Deep = torch_syncfree::checkJsonNesting(LineFilter);
+    if (!Deep.empty())
+      return usageError("invalid --line-filter: " + Deep);
+  }
   if (!LineFilter.empty() && !DiffRef.empty())
     return usageError("--line-filter and --diff cannot be combined");
   EffectiveLineFilter = LineFilter;
@@ -341,7 +310,7 @@ int main(int argc, const char **argv) {
       return usageError("no compile command for '" + Sources.front() +
                         "': give flags after '--' or a build directory with -p");
   }
-  auto Compilations = std::make_unique<SanitizedDatabase>(std::move(Database));
+  auto Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(std::move(Database));
 
   std::vector<std::string> Files(Sources.begin(), Sources.end());
   if (Files.empty())
@@ -357,7 +326,6 @@ int main(int argc, const char **argv) {
     File = std::string(Absolute);
   }
 
-  auto Started = std::chrono::system_clock::now();
   auto Clock = std::chrono::steady_clock::now();
   auto BaseFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::getRealFileSystem());
 
@@ -366,6 +334,7 @@ int main(int argc, const char **argv) {
     std::unique_ptr<ClangTidyContext> Context;
     std::vector<ClangTidyError> Findings;
     std::string CompileError;
+    bool CannotAnalyse = false; ///< no usable compile command (CompileError says why)
   };
   std::vector<UnitResult> Units(Files.size());
   std::atomic<unsigned> Done{0}, FindingCount{0};
@@ -379,10 +348,19 @@ int main(int argc, const char **argv) {
       Pool.async([&, I] {
         UnitResult &Unit = Units[I];
         Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
+        // A command that cannot be used (its directory is gone, a response file
+        // is missing) fails this unit only; clang would abort the process.
+        Unit.CompileError = Compilations->commandError(Files[I]);
+        if (!Unit.CompileError.empty()) {
+          Unit.CannotAnalyse = true;
+          ++Done;
+          return;
+        }
         // ClangTool sets the working directory of its file system to each compile
         // command's directory: each thread gets a physical file system of its own
         // (the real one shares the process's working directory across threads).
-        auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::createPhysicalFileSystem());
+        auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(
+            torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem()));
         std::vector<ClangTidyError> Errors =
             runClangTidy(*Unit.Context, *Compilations, {Files[I]}, UnitFS, /*ApplyAnyFix=*/false,
                          /*EnableCheckProfile=*/false, "", /*Quiet=*/true);
@@ -432,8 +410,12 @@ int main(int argc, const char **argv) {
   for (size_t I = 0; I < Files.size(); ++I) {
     UnitResult &Unit = Units[I];
     if (!Unit.CompileError.empty()) {
-      errs() << "torch-syncfree: error: " << Files[I] << " does not compile: " << Unit.CompileError
-             << "\n";
+      if (Unit.CannotAnalyse)
+        errs() << "torch-syncfree: error: " << Files[I] << " cannot be analysed: "
+               << Unit.CompileError << "\n";
+      else
+        errs() << "torch-syncfree: error: " << Files[I] << " does not compile: "
+               << Unit.CompileError << "\n";
       CompileFailed = true;
       if (!FixErrors)
         for (ClangTidyError &Error : Unit.Findings)
@@ -516,14 +498,22 @@ int main(int argc, const char **argv) {
     std::string YAML;
     raw_string_ostream OS(YAML);
     exportReplacements(Files.size() == 1 ? Files.front() : "", AllFindings, OS);
-    std::string Failure = torch_syncfree::writeFileAtomically(ExportFixes, YAML);
-    if (!Failure.empty())
-      return usageError(Failure);
+    if (ExportFixes == "-") {
+      outs() << YAML;
+    } else {
+      std::string Failure = torch_syncfree::writeFileAtomically(ExportFixes, YAML);
+      if (!Failure.empty())
+        return usageError(Failure);
+    }
   }
 
   torch_syncfree::FixSummary Fixes;
   if (ApplyFixes) {
-    Fixes = torch_syncfree::applyFixes(AllFindings, Started, DryRun, outs(), errs());
+    // The diff goes to stdout only when stdout carries nothing else: JSON and
+    // SARIF stay valid documents on their own.
+    raw_ostream &DiffOut = Format == "text" && ExportFixes != "-" ? outs() : errs();
+    torch_syncfree::pauseForTesting("before-fixes");
+    Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs());
     errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << Fixes.Applied
            << " fix(es) to " << Fixes.FilesChanged << " file(s)";
     if (Fixes.Skipped)

@@ -3,6 +3,7 @@
 
 #include "CheckCatalog.h"
 #include "FixApplier.h"
+#include "JsonLimits.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -181,6 +182,9 @@ std::string applyBaseline(std::vector<ReportedFinding> &Findings, StringRef Path
   auto Buffer = llvm::MemoryBuffer::getFile(Path);
   if (!Buffer)
     return "cannot read baseline '" + Path.str() + "': " + Buffer.getError().message();
+  std::string Deep = checkJsonNesting((*Buffer)->getBuffer());
+  if (!Deep.empty())
+    return "baseline '" + Path.str() + "' is not a torch-syncfree baseline: " + Deep;
   llvm::Expected<llvm::json::Value> Parsed = llvm::json::parse((*Buffer)->getBuffer());
   if (!Parsed) {
     std::string Message = llvm::toString(Parsed.takeError());

@@ -1,0 +1,340 @@
+#include "CompileCommandSanitizer.h"
+
+#include "clang/Options/Options.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Option/Arg.h"
+#include "llvm/Option/ArgList.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/StringSaver.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
+using namespace llvm;
+using namespace clang;
+namespace opts = clang::options;
+
+#ifndef TORCH_SYNCFREE_CLANG_RESOURCE_DIR
+#define TORCH_SYNCFREE_CLANG_RESOURCE_DIR ""
+#endif
+#ifndef TORCH_SYNCFREE_CLANG_BINDIR
+#define TORCH_SYNCFREE_CLANG_BINDIR ""
+#endif
+
+namespace torch_syncfree {
+
+ToolchainPaths &ToolchainPaths::get() {
+  // Found by CMake (`clang++-22 -print-resource-dir`); overridable with
+  // --resource-dir. The tool's own clang is not installed next to the
+  // binary, so clang's "resource dir beside the executable" rule would miss
+  // the builtin and cuda_wrappers headers.
+  static ToolchainPaths Paths = [] {
+    ToolchainPaths P;
+    P.ResourceDir = TORCH_SYNCFREE_CLANG_RESOURCE_DIR;
+    SmallString<256> Driver(StringRef(TORCH_SYNCFREE_CLANG_BINDIR));
+    sys::path::append(Driver, "clang++");
+    P.ClangDriver = std::string(Driver);
+    return P;
+  }();
+  return Paths;
+}
+
+namespace {
+
+constexpr const char *LoadsCode = "loads code";
+constexpr const char *RawFrontend =
+    "hands options to clang's frontend unchecked (they can load code or write files)";
+constexpr const char *WritesFiles = "writes files";
+constexpr const char *NamesConfig = "names a configuration file";
+constexpr const char *RunsProgram = "runs a program";
+constexpr const char *ReadsCompiled = "reads precompiled code";
+
+/// Why an option must not reach clang, or nullptr when it may (subject to
+/// the keep list). Decided on the driver's own parse of the option.
+const char *dangerOf(const opt::Option &O, const opt::Arg &A) {
+  StringRef Name = O.getName();
+  switch (O.getID()) {
+  // Options handed to the frontend or LLVM unparsed can do anything.
+  case opts::OPT_Xclang:
+  case opts::OPT_mllvm:
+  case opts::OPT_Xpreprocessor:
+  case opts::OPT_Wp_COMMA:
+    return RawFrontend;
+  case opts::OPT_fplugin_EQ:
+  case opts::OPT_fpass_plugin_EQ:
+  case opts::OPT_fplugin_arg:
+  case opts::OPT_add_plugin:
+  case opts::OPT_load:
+  case opts::OPT_hipspv_pass_plugin_EQ:
+    return LoadsCode;
+  case opts::OPT_config:
+  case opts::OPT_config_system_dir_EQ:
+  case opts::OPT_config_user_dir_EQ:
+    return NamesConfig;
+  case opts::OPT_ptxas_path_EQ:
+  case opts::OPT_nvptx_arch_tool_EQ:
+  case opts::OPT_amdgpu_arch_tool_EQ:
+  case opts::OPT_B:
+  case opts::OPT_ccc_:
+  case opts::OPT_ccc_gcc_name:
+  case opts::OPT_ccc_install_dir:
+    return RunsProgram;
+  case opts::OPT_offload_arch_EQ:
+  case opts::OPT_cuda_gpu_arch_EQ:
+    // "native" makes the driver run offload-arch / nvptx-arch to ask the GPU.
+    for (const char *Value : A.getValues())
+      if (StringRef(Value) == "native")
+        return RunsProgram;
+    return nullptr;
+  case opts::OPT__serialize_diags:
+  case opts::OPT_diagnostic_serialized_file:
+  case opts::OPT_header_include_file:
+  case opts::OPT_module_dependency_dir:
+  case opts::OPT_dependency_file:
+  case opts::OPT_dependency_dot:
+  case opts::OPT_fcrash_diagnostics_dir:
+  case opts::OPT_fmodules_cache_path:
+  case opts::OPT_fmodules:
+  case opts::OPT_fcxx_modules:
+  case opts::OPT_fimplicit_modules:
+  case opts::OPT_fbuild_session_file:
+    return WritesFiles;
+  case opts::OPT_include_pch:
+    return ReadsCompiled;
+  default:
+    break;
+  }
+  if (O.matches(opts::OPT_M_Group))
+    return WritesFiles;
+  if (Name.starts_with("ftime-trace") || Name.starts_with("fsave-optimization-record") ||
+      Name.starts_with("fproc-stat-report") || Name.starts_with("save-stats") ||
+      Name.starts_with("stats-file") || Name.starts_with("save-temps") ||
+      Name.starts_with("fcrash-diagnostics") || Name.starts_with("foptimization-record-file") ||
+      Name.starts_with("fprofile-instr-generate") || Name.starts_with("fmodules-cache"))
+    return WritesFiles;
+  if (Name.starts_with("Xclang"))
+    return RawFrontend;
+  if (Name.starts_with("fplugin") || Name.starts_with("fpass-plugin"))
+    return LoadsCode;
+  return nullptr;
+}
+
+/// Options kept: those that change how the source is preprocessed or parsed.
+bool affectsParsing(const opt::Option &O) {
+  switch (O.getID()) {
+  case opts::OPT_INPUT:
+  case opts::OPT_x:
+  case opts::OPT_target:
+  case opts::OPT_target_legacy_spelling:
+  case opts::OPT_isysroot:
+  case opts::OPT__sysroot_EQ:
+  case opts::OPT__sysroot:
+  case opts::OPT_gcc_toolchain:
+  case opts::OPT_gcc_install_dir_EQ:
+  case opts::OPT_pthread:
+  case opts::OPT_pthreads:
+  case opts::OPT_stdlib_EQ:
+  case opts::OPT_nostdinc:
+  case opts::OPT_nostdlibinc:
+  case opts::OPT_nostdincxx:
+  case opts::OPT_w:
+  case opts::OPT_pedantic:
+  case opts::OPT_pedantic_errors:
+  case opts::OPT_ansi:
+  case opts::OPT_fopenmp:
+    return true;
+  default:
+    break;
+  }
+  return O.matches(opts::OPT_Preprocessor_Group) || O.matches(opts::OPT_I_Group) ||
+         O.matches(opts::OPT_clang_i_Group) || O.matches(opts::OPT_i_Group) ||
+         O.matches(opts::OPT_W_Group) || O.matches(opts::OPT_f_Group) ||
+         O.matches(opts::OPT_f_clang_Group) || O.matches(opts::OPT_m_Group) ||
+         O.matches(opts::OPT_O_Group) || O.matches(opts::OPT_cuda_Group) ||
+         O.matches(opts::OPT_offload_Group) || O.matches(opts::OPT_hip_Group) ||
+         O.getID() == opts::OPT_std_EQ;
+}
+
+/// Driver mode of argv[0]: `clang` for C compilers, `clang++` otherwise.
+std::string driverFor(StringRef Argv0) {
+  std::string Driver = ToolchainPaths::get().ClangDriver;
+  StringRef Base = sys::path::filename(Argv0);
+  bool IsCCompiler = (Base.starts_with("gcc") || Base.starts_with("cc") ||
+                      Base == "clang" || Base.starts_with("clang-")) &&
+                     !Base.contains("++");
+  if (IsCCompiler && StringRef(Driver).ends_with("clang++"))
+    Driver.resize(Driver.size() - 2);
+  return Driver;
+}
+
+std::vector<std::string> sanitizeArgs(ArrayRef<const char *> Args, SanitizerReport &Report) {
+  const opt::OptTable &Table = getDriverOptTable();
+  unsigned MissingIndex = 0, MissingCount = 0;
+  opt::InputArgList Parsed = Table.ParseArgs(Args, MissingIndex, MissingCount,
+                                             llvm::opt::Visibility(opts::ClangOption));
+  std::set<std::string> KindsSeen;
+  for (const auto &Entry : Report.Dropped)
+    KindsSeen.insert(Entry.first);
+  std::vector<std::string> Kept;
+  for (const opt::Arg *A : Parsed) {
+    const opt::Option O = A->getOption().getUnaliasedOption();
+    if (const char *Kind = dangerOf(O, *A)) {
+      if (KindsSeen.insert(Kind).second)
+        Report.Dropped.push_back({Kind, A->getAsString(Parsed)});
+      continue;
+    }
+    if (!affectsParsing(O))
+      continue; // outputs, linker and optimiser options: irrelevant to parsing
+    opt::ArgStringList Rendered;
+    A->render(Parsed, Rendered);
+    for (const char *S : Rendered)
+      Kept.emplace_back(S);
+  }
+  return Kept;
+}
+
+} // namespace
+
+std::vector<std::string> sanitizeCommandLine(const std::vector<std::string> &CommandLine,
+                                             StringRef Directory, SanitizerReport &Report) {
+  if (CommandLine.empty()) {
+    Report.Error = "empty compile command";
+    return {};
+  }
+  // Response files are expanded here, relative to the command's directory, so
+  // that what they contain goes through the same filter.
+  BumpPtrAllocator Alloc;
+  SmallVector<const char *, 64> Argv;
+  for (size_t I = 1; I < CommandLine.size(); ++I)
+    Argv.push_back(CommandLine[I].c_str());
+  cl::ExpansionContext Expander(Alloc, cl::TokenizeGNUCommandLine);
+  Expander.setCurrentDir(Directory);
+  if (Error Err = Expander.expandResponseFiles(Argv)) {
+    Report.Error = "cannot expand a response file: " + toString(std::move(Err));
+    return {};
+  }
+  std::vector<std::string> Result;
+  Result.push_back(driverFor(CommandLine.front()));
+  // No clang++.cfg beside the driver or in the configuration directories.
+  Result.push_back("--no-default-config");
+  for (std::string &Arg : sanitizeArgs(Argv, Report))
+    Result.push_back(std::move(Arg));
+  if (!ToolchainPaths::get().ResourceDir.empty())
+    Result.push_back("-resource-dir=" + ToolchainPaths::get().ResourceDir);
+  return Result;
+}
+
+std::vector<std::string> sanitizeExtraArgs(const std::vector<std::string> &Args,
+                                           SanitizerReport &Report) {
+  SmallVector<const char *, 16> Argv;
+  for (const std::string &Arg : Args) {
+    if (StringRef(Arg).starts_with("@")) { // no response files from configuration
+      Report.Dropped.push_back({"names a response file", Arg});
+      continue;
+    }
+    Argv.push_back(Arg.c_str());
+  }
+  return sanitizeArgs(Argv, Report);
+}
+
+void warnDropped(const SanitizerReport &Report, StringRef Origin) {
+  // One warning per kind per run: a database repeats its flags in every entry.
+  static std::mutex Mutex;
+  static std::set<std::string> Warned;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  for (const auto &[Kind, Option] : Report.Dropped)
+    if (Warned.insert(Kind).second)
+      errs() << "torch-syncfree: warning: dropped '" << Option << "' from " << Origin
+             << ": it " << Kind << "; such options are never passed to clang (no further "
+             << "warning for them)\n";
+}
+
+std::vector<tooling::CompileCommand> SanitizedDatabase::getCompileCommands(StringRef File) const {
+  std::vector<tooling::CompileCommand> Commands = Inner->getCompileCommands(File);
+  std::vector<tooling::CompileCommand> Usable;
+  for (tooling::CompileCommand &Command : Commands) {
+    SanitizerReport Report;
+    if (!sys::fs::is_directory(Command.Directory))
+      continue;
+    Command.CommandLine = sanitizeCommandLine(Command.CommandLine, Command.Directory, Report);
+    warnDropped(Report, "the compile command of " + File.str());
+    if (!Report.Error.empty())
+      continue;
+    // The sanitiser drops the input file only when it was not an input;
+    // ClangTool expects the file itself last on the line.
+    Usable.push_back(std::move(Command));
+  }
+  return Usable;
+}
+
+std::vector<tooling::CompileCommand> SanitizedDatabase::getAllCompileCommands() const {
+  std::vector<tooling::CompileCommand> All;
+  for (const std::string &File : getAllFiles())
+    for (tooling::CompileCommand &Command : getCompileCommands(File))
+      All.push_back(std::move(Command));
+  return All;
+}
+
+std::string SanitizedDatabase::commandError(StringRef File) const {
+  std::vector<tooling::CompileCommand> Commands = Inner->getCompileCommands(File);
+  if (Commands.empty())
+    return "no compile command for " + File.str();
+  for (const tooling::CompileCommand &Command : Commands) {
+    if (!sys::fs::is_directory(Command.Directory))
+      return "the directory of its compile command does not exist: '" + Command.Directory + "'";
+    SanitizerReport Report;
+    sanitizeCommandLine(Command.CommandLine, Command.Directory, Report);
+    if (!Report.Error.empty())
+      return Report.Error;
+  }
+  return "";
+}
+
+namespace {
+class SanitizingOptionsProvider : public tidy::ClangTidyOptionsProvider {
+public:
+  explicit SanitizingOptionsProvider(std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner)
+      : Inner(std::move(Inner)) {}
+  const tidy::ClangTidyGlobalOptions &getGlobalOptions() override {
+    return Inner->getGlobalOptions();
+  }
+  std::vector<OptionsSource> getRawOptions(StringRef FileName) override {
+    std::vector<OptionsSource> Sources = Inner->getRawOptions(FileName);
+    for (OptionsSource &Source : Sources)
+      for (std::optional<tidy::ClangTidyOptions::ArgList> *List :
+           {&Source.first.ExtraArgs, &Source.first.ExtraArgsBefore})
+        if (*List) {
+          SanitizerReport Report;
+          **List = sanitizeExtraArgs(**List, Report);
+          warnDropped(Report, "the ExtraArgs of " + Source.second);
+        }
+    return Sources;
+  }
+
+private:
+  std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner;
+};
+} // namespace
+
+std::unique_ptr<tidy::ClangTidyOptionsProvider>
+sanitizeOptionsProvider(std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner) {
+  return std::make_unique<SanitizingOptionsProvider>(std::move(Inner));
+}
+
+void scrubCompilerEnvironment() {
+  for (const char *Name : {"CCC_OVERRIDE_OPTIONS", "CLANG_CONFIG_FILE_SYSTEM_DIR",
+                           "CLANG_CONFIG_FILE_USER_DIR", "CC_PRINT_HEADERS_FILE",
+                           "CC_LOG_DIAGNOSTICS_FILE", "CC_PRINT_OPTIONS_FILE",
+                           "CC_PRINT_PROC_STAT_FILE", "CLANG_MODULE_CACHE_PATH"})
+    if (const char *Value = getenv(Name)) {
+      errs() << "torch-syncfree: warning: ignoring " << Name << "='" << Value
+             << "' (the environment cannot change the analysed command)\n";
+      unsetenv(Name);
+    }
+}
+
+} // namespace torch_syncfree

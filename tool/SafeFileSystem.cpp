@@ -1,0 +1,95 @@
+#include "SafeFileSystem.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Errc.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+#include <mutex>
+
+using namespace llvm;
+
+namespace torch_syncfree {
+
+namespace {
+std::mutex HashMutex;
+StringMap<std::optional<uint64_t>> &hashes() {
+  static StringMap<std::optional<uint64_t>> Map;
+  return Map;
+}
+
+std::string normalised(StringRef Path) {
+  SmallString<256> P(Path);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P);
+}
+
+/// A file whose buffer is hashed when the parser reads it.
+class RecordingFile : public vfs::File {
+public:
+  RecordingFile(std::unique_ptr<vfs::File> Inner, std::string Path)
+      : Inner(std::move(Inner)), Path(std::move(Path)) {}
+  ErrorOr<vfs::Status> status() override { return Inner->status(); }
+  ErrorOr<std::string> getName() override { return Inner->getName(); }
+  ErrorOr<std::unique_ptr<MemoryBuffer>> getBuffer(const Twine &Name, int64_t FileSize,
+                                                   bool RequiresNullTerminator,
+                                                   bool IsVolatile) override {
+    auto Buffer = Inner->getBuffer(Name, FileSize, RequiresNullTerminator, IsVolatile);
+    if (Buffer)
+      ReadContents::record(Path, (*Buffer)->getBuffer());
+    return Buffer;
+  }
+  std::error_code close() override { return Inner->close(); }
+
+private:
+  std::unique_ptr<vfs::File> Inner;
+  std::string Path;
+};
+
+class SafeFileSystem : public vfs::ProxyFileSystem {
+public:
+  explicit SafeFileSystem(IntrusiveRefCntPtr<vfs::FileSystem> Base)
+      : ProxyFileSystem(std::move(Base)) {}
+
+  ErrorOr<std::unique_ptr<vfs::File>> openFileForRead(const Twine &Name) override {
+    ErrorOr<vfs::Status> Status = getUnderlyingFS().status(Name);
+    if (Status && Status->getType() != sys::fs::file_type::regular_file)
+      return std::make_error_code(std::errc::permission_denied); // not a regular file
+    auto File = ProxyFileSystem::openFileForRead(Name);
+    if (!File)
+      return File;
+    SmallString<256> Absolute;
+    Name.toVector(Absolute);
+    getUnderlyingFS().makeAbsolute(Absolute);
+    return std::unique_ptr<vfs::File>(
+        std::make_unique<RecordingFile>(std::move(*File), normalised(Absolute)));
+  }
+};
+} // namespace
+
+uint64_t ReadContents::hash(StringRef Bytes) { return xxh3_64bits(Bytes); }
+
+void ReadContents::record(StringRef Path, StringRef Bytes) {
+  uint64_t H = hash(Bytes);
+  std::lock_guard<std::mutex> Lock(HashMutex);
+  auto [It, Inserted] = hashes().try_emplace(normalised(Path), H);
+  if (!Inserted && It->second && *It->second != H)
+    It->second = std::nullopt; // two translation units read different contents
+  else if (!Inserted && !It->second)
+    return;
+}
+
+std::optional<uint64_t> ReadContents::lookup(StringRef Path) {
+  std::lock_guard<std::mutex> Lock(HashMutex);
+  auto It = hashes().find(normalised(Path));
+  if (It == hashes().end())
+    return std::nullopt;
+  return It->second;
+}
+
+IntrusiveRefCntPtr<vfs::FileSystem>
+makeSafeFileSystem(IntrusiveRefCntPtr<vfs::FileSystem> Base) {
+  return makeIntrusiveRefCnt<SafeFileSystem>(std::move(Base));
+}
+
+} // namespace torch_syncfree

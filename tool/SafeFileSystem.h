@@ -1,0 +1,34 @@
+// The file system the analyses read through. It refuses anything that is not
+// a regular file (a source that includes /dev/stdin, a FIFO or a device would
+// otherwise read the language server's input or block forever) and remembers
+// a hash of the bytes of every file the parser read, so that fixes are only
+// ever applied to the exact content they were computed from.
+#ifndef TORCH_SYNCFREE_SAFEFILESYSTEM_H
+#define TORCH_SYNCFREE_SAFEFILESYSTEM_H
+
+#include "llvm/Support/VirtualFileSystem.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace torch_syncfree {
+
+/// Content hashes of the files read by the analyses of this process.
+class ReadContents {
+public:
+  /// Records the hash of what was read of Path (absolute). A file read twice
+  /// with different contents (edited during the run) is marked unstable.
+  static void record(llvm::StringRef Path, llvm::StringRef Bytes);
+  /// The hash of what the parser read, or nullopt when it was not read or
+  /// was read with different contents by two translation units.
+  static std::optional<uint64_t> lookup(llvm::StringRef Path);
+  static uint64_t hash(llvm::StringRef Bytes);
+};
+
+/// Wraps Base: non-regular files cannot be opened; reads are recorded.
+llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
+makeSafeFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base);
+
+} // namespace torch_syncfree
+
+#endif
