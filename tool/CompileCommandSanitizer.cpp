@@ -127,6 +127,7 @@ const char *dangerOf(const opt::Option &O, const opt::Arg &A) {
 bool affectsParsing(const opt::Option &O) {
   switch (O.getID()) {
   case opts::OPT_INPUT:
+  case opts::OPT__DASH_DASH: // "-- <inputs>" (clang's interpolated commands end so)
   case opts::OPT_x:
   case opts::OPT_target:
   case opts::OPT_target_legacy_spelling:
@@ -221,10 +222,11 @@ std::vector<std::string> sanitizeCommandLine(const std::vector<std::string> &Com
   Result.push_back(driverFor(CommandLine.front()));
   // No clang++.cfg beside the driver or in the configuration directories.
   Result.push_back("--no-default-config");
-  for (std::string &Arg : sanitizeArgs(Argv, Report))
-    Result.push_back(std::move(Arg));
+  // Before the options: a command may end with "-- <inputs>".
   if (!ToolchainPaths::get().ResourceDir.empty())
     Result.push_back("-resource-dir=" + ToolchainPaths::get().ResourceDir);
+  for (std::string &Arg : sanitizeArgs(Argv, Report))
+    Result.push_back(std::move(Arg));
   return Result;
 }
 
@@ -264,8 +266,12 @@ std::vector<tooling::CompileCommand> SanitizedDatabase::getCompileCommands(Strin
     warnDropped(Report, "the compile command of " + File.str());
     if (!Report.Error.empty())
       continue;
-    // The sanitiser drops the input file only when it was not an input;
-    // ClangTool expects the file itself last on the line.
+    if (getenv("TORCH_SYNCFREE_SHOW_COMMANDS")) { // debugging aid: what clang is given
+      errs() << "torch-syncfree: command for " << File << ":";
+      for (const std::string &Arg : Command.CommandLine)
+        errs() << " " << Arg;
+      errs() << "\n";
+    }
     Usable.push_back(std::move(Command));
   }
   return Usable;

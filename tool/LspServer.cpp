@@ -1,272 +1,763 @@
 #include "LspServer.h"
 
+#include "CheckCatalog.h"
+#include "CompileFlags.h"
+#include "JsonLimits.h"
+#include "Reporting.h"
+#include "SafeFileSystem.h"
+#include "SyncCheck.h"
+#include "UseClassifier.h"
+
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
-#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
-#include <cstdio>
-#include <iostream>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <unistd.h>
 
 using namespace clang;
 using namespace clang::tidy;
 namespace json = llvm::json;
+using llvm::StringRef;
+
+#ifndef TORCH_SYNCFREE_VERSION
+#define TORCH_SYNCFREE_VERSION "0.0.0"
+#endif
 
 namespace torch_syncfree {
+
+std::optional<std::string> pathFromUri(StringRef Uri) {
+  if (!Uri.consume_front("file://"))
+    return std::nullopt;
+  // file:///path or file://localhost/path; no other authority is local.
+  if (!Uri.starts_with("/")) {
+    if (!Uri.consume_front("localhost"))
+      return std::nullopt;
+  }
+  std::string Path;
+  for (size_t I = 0; I < Uri.size(); ++I) {
+    char C = Uri[I];
+    if (C != '%') {
+      Path += C;
+      continue;
+    }
+    if (I + 2 >= Uri.size() || !llvm::isHexDigit(Uri[I + 1]) || !llvm::isHexDigit(Uri[I + 2]))
+      return std::nullopt;
+    char Decoded = static_cast<char>(llvm::hexFromNibbles(Uri[I + 1], Uri[I + 2]));
+    if (Decoded == '\0')
+      return std::nullopt;
+    Path += Decoded;
+    I += 2;
+  }
+  return Path;
+}
+
+std::string uriFromPath(StringRef Path) {
+  std::string Uri = "file://";
+  for (unsigned char C : Path) {
+    if (llvm::isAlnum(C) || StringRef("-._~/").contains(C))
+      Uri += C;
+    else
+      Uri += "%" + llvm::utohexstr(C, /*LowerCase=*/false, /*Width=*/2);
+  }
+  return Uri;
+}
+
 namespace {
 
-/// One JSON-RPC message from stdin ("Content-Length: N\r\n\r\n<N bytes>").
-/// Returns false at end of input.
-bool readMessage(std::string &Body, std::string &Error) {
-  size_t Length = 0;
-  bool HaveLength = false;
-  std::string Line;
-  while (true) {
-    if (!std::getline(std::cin, Line))
-      return false;
-    if (!Line.empty() && Line.back() == '\r')
-      Line.pop_back();
-    if (Line.empty())
-      break;
-    llvm::StringRef Header(Line);
-    if (Header.consume_front("Content-Length:")) {
-      HaveLength = !Header.trim().getAsInteger(10, Length);
+//===----------------------------------------------------------------------===//
+// Framing. Hand-written: LLVM has no LSP transport outside clangd's sources.
+//===----------------------------------------------------------------------===//
+
+/// Reads "Content-Length: N\r\n\r\n<N bytes>" frames from fd 0. A frame whose
+/// header or length is wrong is answered with an error and skipped: reading
+/// resumes at the next "Content-Length:" header, so one bad frame never
+/// desynchronises the stream for good.
+class Transport {
+public:
+  /// False at end of input. Error non-empty: a bad frame was skipped.
+  bool read(std::string &Body, std::string &Error) {
+    Error.clear();
+    while (true) {
+      size_t HeaderEnd = Buffer.find("\r\n\r\n");
+      size_t Separator = 4;
+      if (HeaderEnd == std::string::npos) {
+        HeaderEnd = Buffer.find("\n\n");
+        Separator = 2;
+      }
+      if (HeaderEnd == std::string::npos) {
+        if (Buffer.size() > (1u << 16)) { // no header in 64 KiB: junk
+          resync(1);
+          Error = "no message header found; skipped input";
+          return true;
+        }
+        if (!fill())
+          return false;
+        continue;
+      }
+      // The last Content-Length of the header block; anything before it (the
+      // tail of a frame whose length was too small) is skipped.
+      std::optional<size_t> Length;
+      StringRef Header = StringRef(Buffer).take_front(HeaderEnd);
+      size_t At = Header.rfind_insensitive("content-length:");
+      if (At != StringRef::npos) {
+        size_t N = 0;
+        StringRef Value = Header.substr(At + strlen("content-length:")).split('\n').first.trim();
+        if (!Value.getAsInteger(10, N) && N <= (64u << 20))
+          Length = N;
+      }
+      size_t BodyStart = HeaderEnd + Separator;
+      if (!Length) {
+        resync(BodyStart);
+        Error = "missing or invalid Content-Length header";
+        return true;
+      }
+      if (Buffer.size() >= BodyStart + *Length) {
+        Body = Buffer.substr(BodyStart, *Length);
+        if (isJson(Body)) {
+          Buffer.erase(0, BodyStart + *Length);
+          return true;
+        }
+        // A wrong length: too large (the body runs into the next frame) or
+        // too small (the body is cut). Resume at the next frame either way.
+        size_t Cut = splitPoint(BodyStart, BodyStart + *Length);
+        if (Cut != std::string::npos) {
+          Buffer.erase(0, Cut);
+          Error = "Content-Length larger than the message";
+          return true;
+        }
+        Buffer.erase(0, BodyStart + *Length);
+        // Invalid JSON: answered as a parse error. What a too-small length
+        // left behind is skipped with the next header (see above).
+        return true;
+      }
+      // Waiting for more bytes. If what came is already a whole message
+      // followed by another frame, the declared length is wrong: waiting
+      // would deadlock with a client that waits for the answer.
+      size_t Cut = splitPoint(BodyStart, Buffer.size());
+      if (Cut != std::string::npos) {
+        Buffer.erase(0, Cut);
+        Error = "Content-Length larger than the message";
+        return true;
+      }
+      if (!fill())
+        return false;
     }
   }
-  if (!HaveLength || Length > (64u << 20)) {
-    Error = "missing or invalid Content-Length header";
-    Body.clear();
+
+  /// Writes one message; false when the client has gone (EPIPE).
+  bool write(const json::Value &Message) {
+    std::string Text;
+    llvm::raw_string_ostream OS(Text);
+    OS << Message;
+    std::string Frame = "Content-Length: " + std::to_string(Text.size()) + "\r\n\r\n" + Text;
+    std::lock_guard<std::mutex> Lock(WriteMutex);
+    if (Closed)
+      return false;
+    const char *Data = Frame.data();
+    size_t Left = Frame.size();
+    while (Left) {
+      ssize_t N = ::write(1, Data, Left);
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0) {
+        Closed = true;
+        return false;
+      }
+      Data += N, Left -= N;
+    }
     return true;
   }
-  Body.assign(Length, '\0');
-  std::cin.read(&Body[0], Length);
-  if (static_cast<size_t>(std::cin.gcount()) != Length)
+
+private:
+  static bool isJson(StringRef Text) {
+    if (!checkJsonNesting(Text).empty())
+      return false;
+    if (llvm::Expected<json::Value> V = json::parse(Text))
+      return true;
+    else
+      llvm::consumeError(V.takeError());
     return false;
-  Error.clear();
-  return true;
+  }
+  /// The next "Content-Length:" at or after From (frames are concatenated
+  /// with no separator, so a header may follow a body's last byte).
+  size_t findHeader(size_t From) const {
+    size_t At = StringRef(Buffer).find_insensitive("content-length:", From);
+    return At == StringRef::npos ? std::string::npos : At;
+  }
+  /// A header in [From, To) that a complete JSON body ends right before.
+  size_t splitPoint(size_t From, size_t To) const {
+    for (size_t At = findHeader(From); At != std::string::npos && At < To; At = findHeader(At + 1))
+      if (isJson(StringRef(Buffer).slice(From, At)))
+        return At;
+    return std::string::npos;
+  }
+  void resync(size_t From) {
+    size_t Next = findHeader(From);
+    Buffer.erase(0, Next == std::string::npos ? Buffer.size() : Next);
+  }
+  bool fill() {
+    char Chunk[65536];
+    while (true) {
+      ssize_t N = ::read(0, Chunk, sizeof(Chunk));
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0)
+        return false;
+      Buffer.append(Chunk, N);
+      return true;
+    }
+  }
+
+  std::string Buffer;
+  std::mutex WriteMutex;
+  bool Closed = false;
+};
+
+//===----------------------------------------------------------------------===//
+// Positions: LSP lines and columns in UTF-16 code units (the default) or UTF-8
+// bytes when the client offers it (LSP 3.17 positionEncodings).
+//===----------------------------------------------------------------------===//
+
+/// Length in bytes of the UTF-8 sequence at Text[I] (1 for invalid bytes).
+unsigned sequenceLength(StringRef Text, size_t I) {
+  unsigned Length = llvm::getNumBytesForUTF8(static_cast<llvm::UTF8>(Text[I]));
+  if (Length <= 1 || I + Length > Text.size())
+    return 1;
+  for (unsigned K = 1; K < Length; ++K)
+    if ((static_cast<unsigned char>(Text[I + K]) & 0xC0) != 0x80)
+      return 1;
+  return Length;
 }
 
-void writeMessage(const json::Value &Message) {
-  std::string Text;
-  llvm::raw_string_ostream OS(Text);
-  OS << Message;
-  std::cout << "Content-Length: " << Text.size() << "\r\n\r\n" << Text;
-  std::cout.flush();
-}
+struct PositionCodec {
+  bool Utf8 = false;
 
-std::string pathFromUri(llvm::StringRef Uri) {
-  Uri.consume_front("file://");
-  return Uri.str();
-}
+  json::Object position(StringRef Text, size_t Offset) const {
+    Offset = std::min(Offset, Text.size());
+    StringRef Before = Text.take_front(Offset);
+    size_t LineStart = Before.rfind('\n');
+    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+    size_t Units = 0;
+    for (size_t I = LineStart; I < Offset;) {
+      unsigned Length = sequenceLength(Text, I);
+      Units += Utf8 ? Length : (Length == 4 ? 2 : 1);
+      I += Length;
+    }
+    return json::Object{{"line", static_cast<int64_t>(Before.count('\n'))},
+                        {"character", static_cast<int64_t>(Units)}};
+  }
 
-/// LSP positions are 0-based lines and UTF-16 columns; sources here are treated as
-/// one code unit per byte (ASCII), which is what C++ sources almost always are.
-json::Object position(llvm::StringRef Text, unsigned Offset) {
-  Offset = std::min<unsigned>(Offset, Text.size());
-  llvm::StringRef Before = Text.take_front(Offset);
-  unsigned Line = Before.count('\n');
-  size_t LastNewline = Before.rfind('\n');
-  unsigned Column = LastNewline == llvm::StringRef::npos ? Offset : Offset - LastNewline - 1;
-  return json::Object{{"line", Line}, {"character", Column}};
-}
+  /// Byte offset of an LSP position; positions past a line's end clamp to it.
+  std::optional<size_t> offset(StringRef Text, const json::Object *Position) const {
+    if (!Position)
+      return std::nullopt;
+    auto Line = Position->getInteger("line");
+    auto Character = Position->getInteger("character");
+    if (!Line || !Character || *Line < 0 || *Character < 0)
+      return std::nullopt;
+    size_t I = 0;
+    for (int64_t L = 0; L < *Line; ++L) {
+      size_t Newline = Text.find('\n', I);
+      if (Newline == StringRef::npos)
+        return Text.size();
+      I = Newline + 1;
+    }
+    int64_t Units = 0;
+    while (I < Text.size() && Text[I] != '\n' && Units < *Character) {
+      unsigned Length = sequenceLength(Text, I);
+      Units += Utf8 ? Length : (Length == 4 ? 2 : 1);
+      I += Length;
+    }
+    return I;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Documents and analyses
+//===----------------------------------------------------------------------===//
+
+struct Finding {
+  ClangTidyError Error;
+  json::Object Diagnostic;
+};
 
 struct Document {
+  std::string Path;
   std::string Text;
-  std::vector<ClangTidyError> Findings;
+  uint64_t Generation = 0;      ///< bumped by every edit
+  std::string AnalysedText;     ///< the text the findings were computed on
+  std::vector<Finding> Findings;
+  bool EverAnalysed = false;
+  std::chrono::steady_clock::time_point Due; ///< when the next analysis may start
+  bool Pending = false;
 };
+
+static constexpr const char *DocsBase =
+    "https://github.com/torch-syncfree/torch-syncfree/blob/main/";
 
 class Server {
 public:
-  explicit Server(std::function<std::unique_ptr<ClangTidyOptionsProvider>()> Options)
-      : Options(std::move(Options)) {}
+  explicit Server(LspOptions Options) : Opts(std::move(Options)) {}
 
   int run() {
+    Worker = std::thread([this] { workLoop(); });
     std::string Body, Error;
-    while (readMessage(Body, Error)) {
+    while (IO.read(Body, Error)) {
       if (!Error.empty()) {
         llvm::errs() << "torch-syncfree --lsp: error: " << Error << "\n";
-        reply(nullptr, errorObject(-32700, Error));
+        replyError(nullptr, -32700, Error);
+        continue;
+      }
+      std::string Deep = checkJsonNesting(Body);
+      if (!Deep.empty()) {
+        replyError(nullptr, -32700, "parse error: " + Deep);
         continue;
       }
       llvm::Expected<json::Value> Parsed = json::parse(Body);
       if (!Parsed) {
         std::string Message = llvm::toString(Parsed.takeError());
         llvm::errs() << "torch-syncfree --lsp: error: malformed message: " << Message << "\n";
-        reply(nullptr, errorObject(-32700, "parse error: " + Message));
+        replyError(nullptr, -32700, "parse error: " + Message);
         continue;
       }
       const json::Object *Request = Parsed->getAsObject();
-      std::optional<llvm::StringRef> Method = Request ? Request->getString("method") : std::nullopt;
+      std::optional<StringRef> Method = Request ? Request->getString("method") : std::nullopt;
       const json::Value *Id = Request ? Request->get("id") : nullptr;
       if (!Method) {
-        reply(Id, errorObject(-32600, "invalid request: no method"));
+        if (Request && Id && (Request->get("result") || Request->get("error")))
+          continue; // a response to one of our requests (progress tokens)
+        replyError(nullptr, -32600, "invalid request: no method");
         continue;
       }
       const json::Object *Params = Request->getObject("params");
-      if (*Method == "initialize")
-        reply(Id, json::Object{{"capabilities",
-                                json::Object{{"textDocumentSync", 1}, {"codeActionProvider", true}}},
-                               {"serverInfo", json::Object{{"name", "torch-syncfree"}}}});
-      else if (*Method == "shutdown")
-        reply(Id, nullptr), ShutDown = true;
-      else if (*Method == "exit")
-        return ShutDown ? 0 : 1;
-      else if (*Method == "textDocument/didOpen" || *Method == "textDocument/didChange" ||
-               *Method == "textDocument/didSave")
-        documentChanged(*Method, Params);
-      else if (*Method == "textDocument/didClose")
-        Documents.erase(uriOf(Params));
-      else if (*Method == "textDocument/codeAction")
-        reply(Id, codeActions(Params));
-      else if (Id)
-        reply(Id, errorObject(-32601, "method not found: " + Method->str()));
+      if (*Method == "exit")
+        finish(ShutDown ? 0 : 1);
+      handle(*Method, Id, Params);
     }
-    return ShutDown ? 0 : 1;
+    finish(ShutDown ? 0 : 1);
+    return 0;
   }
 
 private:
-  static json::Object errorObject(int Code, const std::string &Message) {
-    return json::Object{{"code", Code}, {"message", Message}};
+  [[noreturn]] void finish(int Code) {
+    // An analysis may be running; the process ends without waiting for it
+    // (nothing it holds needs flushing: every reply has been written).
+    std::_Exit(Code);
   }
 
-  void reply(const json::Value *Id, json::Value Result) {
-    if (!Id)
-      return;
-    json::Object Message{{"jsonrpc", "2.0"}, {"id", *Id}};
-    const json::Object *Object = Result.getAsObject();
-    if (Object && Object->get("code") && Object->get("message") && !Object->get("capabilities"))
-      Message["error"] = std::move(Result);
-    else
-      Message["result"] = std::move(Result);
-    writeMessage(std::move(Message));
+  void handle(StringRef Method, const json::Value *Id, const json::Object *Params) {
+    if (Method == "initialize")
+      return reply(Id, initialize(Params));
+    if (Method == "initialized" || Method == "$/cancelRequest" || Method == "$/setTrace")
+      return; // requests are answered at once, so there is nothing to cancel
+    if (Method == "shutdown") {
+      ShutDown = true;
+      return reply(Id, nullptr);
+    }
+    if (Method == "textDocument/didOpen")
+      return didOpen(Params);
+    if (Method == "textDocument/didChange")
+      return didChange(Params);
+    if (Method == "textDocument/didSave")
+      return didSave(Params);
+    if (Method == "textDocument/didClose")
+      return didClose(Params);
+    if (Method == "textDocument/codeAction")
+      return reply(Id, codeActions(Params));
+    if (Id)
+      replyError(Id, -32601, "method not found: " + Method.str());
   }
-  void reply(std::nullptr_t, json::Value Result) {
-    json::Value Null(nullptr);
-    json::Object Message{{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", std::move(Result)}};
-    writeMessage(std::move(Message));
+
+  json::Value initialize(const json::Object *Params) {
+    const json::Object *Capabilities = Params ? Params->getObject("capabilities") : nullptr;
+    if (Capabilities) {
+      if (const json::Object *General = Capabilities->getObject("general"))
+        if (const json::Array *Encodings = General->getArray("positionEncodings"))
+          for (const json::Value &E : *Encodings)
+            if (E.getAsString() == StringRef("utf-8"))
+              Codec.Utf8 = true;
+      if (const json::Object *Window = Capabilities->getObject("window"))
+        ClientProgress = Window->getBoolean("workDoneProgress").value_or(false);
+    }
+    json::Object Sync{{"openClose", true},
+                      {"change", 2}, // incremental
+                      {"save", json::Object{{"includeText", false}}}};
+    return json::Object{
+        {"capabilities",
+         json::Object{{"positionEncoding", Codec.Utf8 ? "utf-8" : "utf-16"},
+                      {"textDocumentSync", std::move(Sync)},
+                      {"codeActionProvider",
+                       json::Object{{"codeActionKinds", json::Array{"quickfix"}}}}}},
+        {"serverInfo", json::Object{{"name", "torch-syncfree"}, {"version", TORCH_SYNCFREE_VERSION}}}};
   }
 
   static std::string uriOf(const json::Object *Params) {
-    if (!Params)
-      return "";
-    if (const json::Object *Doc = Params->getObject("textDocument"))
+    if (const json::Object *Doc = Params ? Params->getObject("textDocument") : nullptr)
       if (auto Uri = Doc->getString("uri"))
         return Uri->str();
     return "";
   }
 
-  void documentChanged(llvm::StringRef Method, const json::Object *Params) {
+  void didOpen(const json::Object *Params) {
     std::string Uri = uriOf(Params);
-    if (Uri.empty())
+    std::optional<std::string> Path = pathFromUri(Uri);
+    if (!Path) {
+      llvm::errs() << "torch-syncfree --lsp: error: not a file URI: " << Uri << "\n";
       return;
-    Document &Doc = Documents[Uri];
-    const json::Object *TextDocument = Params->getObject("textDocument");
-    if (Method == "textDocument/didOpen") {
-      if (auto Text = TextDocument->getString("text"))
-        Doc.Text = Text->str();
-    } else if (Method == "textDocument/didChange") {
-      if (const json::Array *Changes = Params->getArray("contentChanges"))
-        if (!Changes->empty())
-          if (const json::Object *Change = Changes->back().getAsObject())
-            if (auto Text = Change->getString("text"))
-              Doc.Text = Text->str();
-      return; // analysed on save, as most linters do
     }
-    analyse(Uri, Doc);
-    publish(Uri, Doc);
+    const json::Object *TextDocument = Params->getObject("textDocument");
+    std::lock_guard<std::mutex> Lock(Mutex);
+    Document &Doc = Documents[Uri];
+    Doc.Path = *Path;
+    Doc.Text = TextDocument->getString("text").value_or("").str();
+    ++Doc.Generation;
+    schedule(Doc, std::chrono::milliseconds(0));
   }
 
-  void analyse(const std::string &Uri, Document &Doc) {
-    std::string Path = pathFromUri(Uri);
-    // Compile flags from the nearest compile_commands.json, else plain C++17.
+  void didChange(const json::Object *Params) {
+    std::string Uri = uriOf(Params);
+    const json::Array *Changes = Params ? Params->getArray("contentChanges") : nullptr;
+    std::lock_guard<std::mutex> Lock(Mutex);
+    auto It = Documents.find(Uri);
+    if (It == Documents.end() || !Changes)
+      return;
+    Document &Doc = It->second;
+    for (const json::Value &ChangeValue : *Changes) {
+      const json::Object *Change = ChangeValue.getAsObject();
+      std::optional<StringRef> Text = Change ? Change->getString("text") : std::nullopt;
+      if (!Text)
+        continue;
+      const json::Object *Range = Change->getObject("range");
+      if (!Range) {
+        Doc.Text = Text->str();
+        continue;
+      }
+      std::optional<size_t> Start = Codec.offset(Doc.Text, Range->getObject("start"));
+      std::optional<size_t> End = Codec.offset(Doc.Text, Range->getObject("end"));
+      if (!Start || !End || *End < *Start) {
+        llvm::errs() << "torch-syncfree --lsp: error: invalid range in didChange\n";
+        continue;
+      }
+      Doc.Text.replace(*Start, *End - *Start, Text->str());
+    }
+    ++Doc.Generation;
+    schedule(Doc, std::chrono::milliseconds(Opts.DebounceMs));
+  }
+
+  void didSave(const json::Object *Params) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    auto It = Documents.find(uriOf(Params));
+    if (It == Documents.end())
+      return;
+    if (auto Text = Params->getString("text"))
+      It->second.Text = Text->str(), ++It->second.Generation;
+    // A save re-reads the flags and the headers on disk: always re-analyse.
+    ++It->second.Generation;
+    schedule(It->second, std::chrono::milliseconds(0));
+  }
+
+  void didClose(const json::Object *Params) {
+    std::string Uri = uriOf(Params);
+    {
+      std::lock_guard<std::mutex> Lock(Mutex);
+      Documents.erase(Uri);
+    }
+    publish(Uri, json::Array{});
+  }
+
+  /// Under Mutex.
+  void schedule(Document &Doc, std::chrono::milliseconds Delay) {
+    Doc.Due = std::chrono::steady_clock::now() + Delay;
+    Doc.Pending = true;
+    WorkReady.notify_one();
+  }
+
+  void workLoop() {
+    std::unique_lock<std::mutex> Lock(Mutex);
+    while (true) {
+      // The pending document that is due first.
+      std::string Next;
+      auto Earliest = std::chrono::steady_clock::time_point::max();
+      for (auto &[Uri, Doc] : Documents)
+        if (Doc.Pending && Doc.Due < Earliest)
+          Earliest = Doc.Due, Next = Uri;
+      if (Next.empty()) {
+        WorkReady.wait(Lock);
+        continue;
+      }
+      if (Earliest > std::chrono::steady_clock::now()) {
+        WorkReady.wait_until(Lock, Earliest);
+        continue; // an edit may have moved it
+      }
+      Document &Doc = Documents[Next];
+      Doc.Pending = false;
+      std::string Path = Doc.Path, Text = Doc.Text;
+      uint64_t Generation = Doc.Generation;
+      bool First = !Doc.EverAnalysed;
+      Lock.unlock();
+      std::string Token;
+      if (First)
+        Token = beginProgress("Analysing " + llvm::sys::path::filename(Path).str());
+      Analysis Result = analyse(Path, Text);
+      if (!Token.empty())
+        endProgress(Token);
+      Lock.lock();
+      auto It = Documents.find(Next);
+      // Stale: edited or closed while it ran. Its results are dropped; the
+      // newer text is already scheduled.
+      if (It == Documents.end() || It->second.Generation != Generation)
+        continue;
+      It->second.EverAnalysed = true;
+      It->second.AnalysedText = Text;
+      It->second.Findings = std::move(Result.Findings);
+      json::Array Diagnostics = std::move(Result.Extra);
+      for (const Finding &F : It->second.Findings)
+        Diagnostics.push_back(json::Object(F.Diagnostic));
+      Lock.unlock();
+      publish(Next, std::move(Diagnostics));
+      Lock.lock();
+    }
+  }
+
+  std::string beginProgress(const std::string &Title) {
+    if (!ClientProgress)
+      return "";
+    std::string Token = "torch-syncfree-" + std::to_string(++ProgressCounter);
+    IO.write(json::Object{{"jsonrpc", "2.0"},
+                          {"id", Token},
+                          {"method", "window/workDoneProgress/create"},
+                          {"params", json::Object{{"token", Token}}}});
+    IO.write(json::Object{
+        {"jsonrpc", "2.0"},
+        {"method", "$/progress"},
+        {"params", json::Object{{"token", Token},
+                                {"value", json::Object{{"kind", "begin"},
+                                                       {"title", "torch-syncfree"},
+                                                       {"message", Title}}}}}});
+    return Token;
+  }
+  void endProgress(const std::string &Token) {
+    IO.write(json::Object{
+        {"jsonrpc", "2.0"},
+        {"method", "$/progress"},
+        {"params", json::Object{{"token", Token}, {"value", json::Object{{"kind", "end"}}}}}});
+  }
+
+  struct Analysis {
+    std::vector<Finding> Findings;
+    json::Array Extra; ///< "cannot analyse" and "no flags" diagnostics
+  };
+
+  json::Object problem(StringRef Text, size_t Offset, int Severity, StringRef Code,
+                       const std::string &Message) const {
+    return json::Object{{"range", tokenRange(Text, Offset)},
+                        {"severity", Severity},
+                        {"code", Code.str()},
+                        {"source", "torch-syncfree"},
+                        {"message", Message}};
+  }
+
+  Analysis analyse(const std::string &Path, const std::string &Text) {
+    Analysis Result;
     std::string Error;
-    std::unique_ptr<tooling::CompilationDatabase> Database =
-        tooling::CompilationDatabase::autoDetectFromSource(Path, Error);
-    if (!Database || Database->getCompileCommands(Path).empty())
-      Database = std::make_unique<tooling::FixedCompilationDatabase>(
-          llvm::sys::path::parent_path(Path), std::vector<std::string>{"-std=c++17"});
-    // The editor's text, not the file on disk.
+    std::unique_ptr<SanitizedDatabase> Database;
+    std::string Dir = Opts.CompileCommandsDir.empty() ? findCompileCommandsDir(Path)
+                                                      : Opts.CompileCommandsDir;
+    if (!Dir.empty())
+      Database = loadCompileCommands(Dir, Error);
+    if (!Database) {
+      std::string Why = Dir.empty() ? "no compile_commands.json found beside this file, in a "
+                                      "parent directory or in a build*/ directory"
+                                    : Error;
+      Result.Extra.push_back(problem(Text, 0, 2, "torch-syncfree-no-flags",
+                                     Why + "; analysed with -std=c++17 only (pass "
+                                           "--compile-commands-dir to the server)"));
+      Database = std::make_unique<SanitizedDatabase>(
+          std::make_unique<tooling::FixedCompilationDatabase>(
+              llvm::sys::path::parent_path(Path), std::vector<std::string>{"-std=c++17"}));
+    }
+    std::string CommandError = Database->commandError(Path);
+    if (!CommandError.empty()) {
+      Result.Extra.push_back(problem(Text, 0, 1, "torch-syncfree-cannot-analyse",
+                                     "torch-syncfree cannot analyse this file: " + CommandError));
+      return Result;
+    }
+    // The editor's text, not the file on disk; only regular files are read.
     auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-    Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Doc.Text, Path));
+    Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
     auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-        llvm::vfs::createPhysicalFileSystem());
+        makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem()));
     Overlay->pushOverlay(Memory);
-    ClangTidyContext Context(Options());
+    ClangTidyContext Context(Opts.Options());
     std::vector<ClangTidyError> Errors =
         runClangTidy(Context, *Database, {Path}, Overlay, false, false, "", true);
-    Doc.Findings.clear();
-    for (ClangTidyError &E : Errors)
-      if (llvm::StringRef(E.DiagnosticName).starts_with("torch-sync-") &&
-          llvm::sys::path::filename(E.Message.FilePath) == llvm::sys::path::filename(Path))
-        Doc.Findings.push_back(std::move(E));
+    bool ReportedCompileError = false;
+    SmallString<256> Self(Path);
+    llvm::sys::path::remove_dots(Self, true);
+    for (ClangTidyError &E : Errors) {
+      makePathsAbsolute(E);
+      bool InThisFile = E.Message.FilePath == Self;
+      if (E.DiagLevel == ClangTidyError::Error &&
+          StringRef(E.DiagnosticName).starts_with("clang-diagnostic")) {
+        // One diagnostic at the first error: the findings of a file that does
+        // not compile are incomplete, and the user must know why.
+        if (ReportedCompileError)
+          continue;
+        ReportedCompileError = true;
+        std::string Message = "torch-syncfree cannot analyse this file: " +
+                              (InThisFile ? "" : E.Message.FilePath + ": ") + E.Message.Message;
+        Result.Extra.push_back(
+            problem(Text, InThisFile ? E.Message.FileOffset : 0, 1, E.DiagnosticName, Message));
+        continue;
+      }
+      if (!StringRef(E.DiagnosticName).starts_with("torch-sync-") || !InThisFile)
+        continue;
+      json::Object Diagnostic = diagnostic(E, Text);
+      Result.Findings.push_back(Finding{std::move(E), std::move(Diagnostic)});
+    }
+    return Result;
   }
 
-  void publish(const std::string &Uri, const Document &Doc) {
-    json::Array Diagnostics;
-    for (const ClangTidyError &E : Doc.Findings) {
-      unsigned Offset = E.Message.FileOffset;
-      // The range covers the token at the finding (an identifier).
-      unsigned End = Offset;
-      while (End < Doc.Text.size() && (isalnum(static_cast<unsigned char>(Doc.Text[End])) || Doc.Text[End] == '_'))
-        ++End;
-      if (End == Offset)
-        End = Offset + 1;
-      Diagnostics.push_back(json::Object{
-          {"range", json::Object{{"start", position(Doc.Text, Offset)}, {"end", position(Doc.Text, End)}}},
-          {"severity", E.DiagLevel == ClangTidyError::Error ? 1 : 2},
-          {"code", E.DiagnosticName},
-          {"source", "torch-syncfree"},
-          {"message", E.Message.Message}});
+  /// The range of the token at Offset (an identifier, or one character).
+  json::Object tokenRange(StringRef Text, size_t Offset) const {
+    size_t End = Offset;
+    while (End < Text.size() && (llvm::isAlnum(Text[End]) || Text[End] == '_'))
+      ++End;
+    if (End == Offset)
+      End = std::min(Offset + sequenceLength(Text, std::min(Offset, Text.size() - 1)), Text.size());
+    return json::Object{{"start", Codec.position(Text, Offset)}, {"end", Codec.position(Text, End)}};
+  }
+
+  json::Object diagnostic(const ClangTidyError &E, StringRef Text) const {
+    json::Object D{{"range", tokenRange(Text, E.Message.FileOffset)},
+                   {"severity", E.DiagLevel == ClangTidyError::Error ? 1 : 2},
+                   {"code", E.DiagnosticName},
+                   {"source", "torch-syncfree"},
+                   {"message", E.Message.Message}};
+    if (const CheckInfo *Info = findCheck(E.DiagnosticName))
+      D["codeDescription"] = json::Object{{"href", (DocsBase + Info->DocPath).str()}};
+    std::optional<Dependency> Class = dependencyFromMessage(E.Message.Message);
+    D["data"] = json::Object{{"dependency", Class ? dependencyName(*Class) : "unknown"},
+                             {"fixable", !E.Message.Fix.empty()}};
+    json::Array Related;
+    for (const tooling::DiagnosticMessage &Note : E.Notes) {
+      if (Note.FilePath.empty())
+        continue;
+      json::Object Range;
+      if (Note.FilePath == E.Message.FilePath) {
+        Range = tokenRange(Text, Note.FileOffset);
+      } else {
+        auto Buffer = llvm::MemoryBuffer::getFile(Note.FilePath);
+        if (!Buffer)
+          continue;
+        Range = tokenRange((*Buffer)->getBuffer(), Note.FileOffset);
+      }
+      Related.push_back(json::Object{
+          {"location", json::Object{{"uri", uriFromPath(Note.FilePath)}, {"range", std::move(Range)}}},
+          {"message", Note.Message}});
     }
-    writeMessage(json::Object{
-        {"jsonrpc", "2.0"},
-        {"method", "textDocument/publishDiagnostics"},
-        {"params", json::Object{{"uri", Uri}, {"diagnostics", std::move(Diagnostics)}}}});
+    if (!Related.empty())
+      D["relatedInformation"] = std::move(Related);
+    return D;
   }
 
   json::Value codeActions(const json::Object *Params) {
     json::Array Actions;
     std::string Uri = uriOf(Params);
-    auto It = Documents.find(Uri);
     const json::Object *Range = Params ? Params->getObject("range") : nullptr;
+    std::lock_guard<std::mutex> Lock(Mutex);
+    auto It = Documents.find(Uri);
     if (It == Documents.end() || !Range)
       return Actions;
     const Document &Doc = It->second;
-    auto LineOf = [&](const json::Object *Position) {
-      return Position ? Position->getInteger("line").value_or(-1) : -1;
+    // Edits are offsets into the analysed text: none while the buffer differs.
+    if (Doc.Text != Doc.AnalysedText)
+      return Actions;
+    std::optional<size_t> First = Codec.offset(Doc.Text, Range->getObject("start"));
+    std::optional<size_t> Last = Codec.offset(Doc.Text, Range->getObject("end"));
+    if (!First || !Last)
+      return Actions;
+    auto LineStart = [&](size_t Offset) {
+      size_t At = StringRef(Doc.Text).take_front(Offset).rfind('\n');
+      return At == StringRef::npos ? 0 : At + 1;
     };
-    int64_t First = LineOf(Range->getObject("start")), Last = LineOf(Range->getObject("end"));
-    for (const ClangTidyError &E : Doc.Findings) {
+    auto LineEnd = [&](size_t Offset) { return std::min(Doc.Text.find('\n', Offset), Doc.Text.size()); };
+    size_t From = LineStart(*First), To = LineEnd(*Last);
+    for (const Finding &F : Doc.Findings) {
+      size_t At = F.Error.Message.FileOffset;
+      if (At < From || At > To)
+        continue;
       json::Array Edits;
-      for (const auto &Entry : E.Message.Fix)
+      for (const auto &Entry : F.Error.Message.Fix)
         for (const tooling::Replacement &R : Entry.second)
           Edits.push_back(json::Object{
-              {"range", json::Object{{"start", position(Doc.Text, R.getOffset())},
-                                     {"end", position(Doc.Text, R.getOffset() + R.getLength())}}},
+              {"range", json::Object{{"start", Codec.position(Doc.Text, R.getOffset())},
+                                     {"end", Codec.position(Doc.Text, R.getOffset() + R.getLength())}}},
               {"newText", R.getReplacementText().str()}});
-      int64_t Line = position(Doc.Text, E.Message.FileOffset).getInteger("line").value_or(-2);
-      if (Edits.empty() || Line < First || Line > Last)
+      if (Edits.empty())
         continue;
       Actions.push_back(json::Object{
-          {"title", "torch-syncfree: apply the fix for " + E.DiagnosticName},
+          {"title", "torch-syncfree: apply the fix for " + F.Error.DiagnosticName},
           {"kind", "quickfix"},
+          {"isPreferred", true},
+          {"diagnostics", json::Array{json::Object(F.Diagnostic)}},
           {"edit", json::Object{{"changes", json::Object{{Uri, std::move(Edits)}}}}}});
     }
     return Actions;
   }
 
-  std::function<std::unique_ptr<ClangTidyOptionsProvider>()> Options;
-  std::map<std::string, Document> Documents;
+  void publish(const std::string &Uri, json::Array Diagnostics) {
+    IO.write(json::Object{
+        {"jsonrpc", "2.0"},
+        {"method", "textDocument/publishDiagnostics"},
+        {"params", json::Object{{"uri", Uri}, {"diagnostics", std::move(Diagnostics)}}}});
+  }
+
+  void reply(const json::Value *Id, json::Value Result) {
+    if (!Id)
+      return;
+    IO.write(json::Object{{"jsonrpc", "2.0"}, {"id", *Id}, {"result", std::move(Result)}});
+  }
+  void replyError(const json::Value *Id, int Code, const std::string &Message) {
+    if (Id == nullptr && Code != -32700 && Code != -32600)
+      return;
+    IO.write(json::Object{{"jsonrpc", "2.0"},
+                          {"id", Id ? *Id : json::Value(nullptr)},
+                          {"error", json::Object{{"code", Code}, {"message", Message}}}});
+  }
+
+  LspOptions Opts;
+  Transport IO;
+  PositionCodec Codec;
+  bool ClientProgress = false;
+  unsigned ProgressCounter = 0;
   bool ShutDown = false;
+  std::mutex Mutex;
+  std::condition_variable WorkReady;
+  std::map<std::string, Document> Documents;
+  std::thread Worker;
 };
 
 } // namespace
 
-int runLspServer(std::function<std::unique_ptr<ClangTidyOptionsProvider>()> Options) {
-  std::ios::sync_with_stdio(false);
+int runLspServer(LspOptions Options) {
+  // A client that closes its end must not kill the server with SIGPIPE in the
+  // middle of a write; the write fails and the server ends at end of input.
+  std::signal(SIGPIPE, SIG_IGN);
   return Server(std::move(Options)).run();
 }
 

@@ -1,18 +1,32 @@
-// `torch-syncfree --lsp`: a small Language Server Protocol server over stdio, for
-// editors whose C++ language server (clangd) cannot load clang-tidy plugins. It
-// publishes the findings of opened and saved documents and offers each fix-it as
-// a code action. Hand-written: LLVM ships no LSP transport outside clangd.
+// `torch-syncfree --lsp`: a Language Server Protocol front end over the same
+// checks (docs/editors.md). It runs beside clangd, which cannot load plugins.
 #ifndef TORCH_SYNCFREE_LSPSERVER_H
 #define TORCH_SYNCFREE_LSPSERVER_H
 
 #include "clang-tidy/ClangTidyOptions.h"
+#include "llvm/ADT/StringRef.h"
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace torch_syncfree {
 
-/// Serves LSP on stdin/stdout until `exit`. Returns the process exit status.
-int runLspServer(std::function<std::unique_ptr<clang::tidy::ClangTidyOptionsProvider>()> Options);
+struct LspOptions {
+  std::function<std::unique_ptr<clang::tidy::ClangTidyOptionsProvider>()> Options;
+  /// --compile-commands-dir: the one directory to read compile_commands.json from.
+  std::string CompileCommandsDir;
+  /// Delay between the last didChange and its analysis.
+  unsigned DebounceMs = 400;
+};
+
+int runLspServer(LspOptions Options);
+
+// Exposed for tests of the protocol details.
+/// The path of a file:// URI, percent-decoded; nullopt when it is not one.
+std::optional<std::string> pathFromUri(llvm::StringRef Uri);
+/// A file:// URI for an absolute path, percent-encoded.
+std::string uriFromPath(llvm::StringRef Path);
 
 } // namespace torch_syncfree
 

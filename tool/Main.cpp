@@ -89,6 +89,11 @@ cl::opt<std::string> ResourceDir("resource-dir",
                                 cl::desc("clang's resource directory (builtin headers); "
                                          "default: the one of the clang the tool was built with"),
                                 cl::cat(Category));
+cl::opt<std::string> CompileCommandsDir(
+    "compile-commands-dir",
+    cl::desc("With --lsp: read compile_commands.json from this directory only (default: "
+             "the file's directory or a parent, or a build*/ directory beside one)"),
+    cl::cat(Category));
 cl::opt<std::string> Config("config", cl::desc("A .clang-tidy configuration as YAML text"),
                             cl::cat(Category));
 
@@ -127,31 +132,6 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
   }
   return torch_syncfree::sanitizeOptionsProvider(
       std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides));
-}
-
-/// Makes the paths of a finding and of its fixes absolute (compile databases
-/// name files relative to their build directory), so fixes and reports do not
-/// depend on the directory torch-syncfree runs in.
-void makePathsAbsolute(ClangTidyError &Error) {
-  auto Absolute = [&](StringRef Path) -> std::string {
-    if (Path.empty() || sys::path::is_absolute(Path))
-      return Path.str();
-    SmallString<256> Joined(Error.BuildDirectory);
-    sys::path::append(Joined, Path);
-    sys::path::remove_dots(Joined, /*remove_dot_dot=*/true);
-    return std::string(Joined);
-  };
-  Error.Message.FilePath = Absolute(Error.Message.FilePath);
-  llvm::StringMap<tooling::Replacements> Fixes;
-  for (const auto &Entry : Error.Message.Fix) {
-    tooling::Replacements &Target = Fixes[Absolute(Entry.first())];
-    for (const tooling::Replacement &R : Entry.second)
-      llvm::consumeError(Target.add(tooling::Replacement(
-          Absolute(R.getFilePath()), R.getOffset(), R.getLength(), R.getReplacementText())));
-  }
-  Error.Message.Fix = std::move(Fixes);
-  for (tooling::DiagnosticMessage &Note : Error.Notes)
-    Note.FilePath = Absolute(Note.FilePath);
 }
 
 /// Lines changed since a git ref, as a clang-tidy line filter (JSON). Runs
@@ -274,8 +254,12 @@ int main(int argc, const char **argv) {
       return usageError("invalid --line-filter (expected clang-tidy's JSON line filter)");
   }
 
-  if (Lsp)
-    return torch_syncfree::runLspServer(makeOptionsProvider);
+  if (Lsp) {
+    torch_syncfree::LspOptions Options;
+    Options.Options = makeOptionsProvider;
+    Options.CompileCommandsDir = CompileCommandsDir;
+    return torch_syncfree::runLspServer(std::move(Options));
+  }
 
   if (ListChecks) {
     auto Provider = makeOptionsProvider();
@@ -365,7 +349,7 @@ int main(int argc, const char **argv) {
             runClangTidy(*Unit.Context, *Compilations, {Files[I]}, UnitFS, /*ApplyAnyFix=*/false,
                          /*EnableCheckProfile=*/false, "", /*Quiet=*/true);
         for (ClangTidyError &Error : Errors) {
-          makePathsAbsolute(Error);
+          torch_syncfree::makePathsAbsolute(Error);
           if (Error.DiagLevel == ClangTidyError::Error &&
               StringRef(Error.DiagnosticName).starts_with("clang-diagnostic")) {
             if (Unit.CompileError.empty())

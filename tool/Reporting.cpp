@@ -44,6 +44,34 @@ static void locate(ReportedFinding &F,
   F.SourceLine = Normalised;
 }
 
+/// Makes the paths of a finding and of its fixes absolute (compile databases
+/// name files relative to their build directory), so fixes and reports do not
+/// depend on the directory torch-syncfree runs in.
+void makePathsAbsolute(tidy::ClangTidyError &Error) {
+  auto Absolute = [&](StringRef Path) -> std::string {
+    if (Path.empty())
+      return Path.str();
+    llvm::SmallString<256> Joined(Error.BuildDirectory);
+    if (llvm::sys::path::is_absolute(Path))
+      Joined = Path;
+    else
+      llvm::sys::path::append(Joined, Path);
+    llvm::sys::path::remove_dots(Joined, /*remove_dot_dot=*/true);
+    return std::string(Joined);
+  };
+  Error.Message.FilePath = Absolute(Error.Message.FilePath);
+  llvm::StringMap<tooling::Replacements> Fixes;
+  for (const auto &Entry : Error.Message.Fix) {
+    tooling::Replacements &Target = Fixes[Absolute(Entry.first())];
+    for (const tooling::Replacement &R : Entry.second)
+      llvm::consumeError(Target.add(tooling::Replacement(
+          Absolute(R.getFilePath()), R.getOffset(), R.getLength(), R.getReplacementText())));
+  }
+  Error.Message.Fix = std::move(Fixes);
+  for (tooling::DiagnosticMessage &Note : Error.Notes)
+    Note.FilePath = Absolute(Note.FilePath);
+}
+
 std::vector<ReportedFinding>
 collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> Files;

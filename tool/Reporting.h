@@ -30,6 +30,10 @@ struct ReportedFinding {
 };
 
 /// Findings of torch-sync checks (compiler diagnostics are not findings).
+/// Makes the paths of a finding, its notes and its fixes absolute (compile
+/// databases name files relative to their build directory).
+void makePathsAbsolute(clang::tidy::ClangTidyError &Error);
+
 std::vector<ReportedFinding>
 collectFindings(const std::vector<clang::tidy::ClangTidyError> &Errors);
 

@@ -1,78 +1,311 @@
-"""A scripted LSP client for `torch-syncfree --lsp`: initialize, didOpen,
-publishDiagnostics, codeAction, a malformed message, shutdown, exit.
-usage: lsp_client.py TOOL WORKDIR MOCK_INCLUDE"""
+"""A scripted LSP client for `torch-syncfree --lsp`.
+usage: lsp_client.py TOOL WORKDIR MOCK_INCLUDE SCENARIO
+Each scenario prints one line per observation for FileCheck."""
 import json
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
+import time
+import urllib.parse
 
-tool, work, mock = sys.argv[1:4]
-source = os.path.join(work, "step.cpp")
-text = ('#include <torch/torch.h>\n'
+tool, work, mock, scenario = sys.argv[1:5]
+
+STEP = ('#include <torch/torch.h>\n'
         'float step(torch::Tensor t) {\n'
         '  auto host = torch::rand({4});\n'
         '  auto g = host.cuda();\n'
         '  return t.item<float>() + g.sum().item<float>();\n'
         '}\n')
-open(source, "w").write(text)
-json.dump([{"directory": work, "file": source,
-            "command": "clang++ -std=c++17 -isystem %s -c step.cpp" % mock}],
-          open(os.path.join(work, "compile_commands.json"), "w"))
-uri = "file://" + source
-server = subprocess.Popen([tool, "--lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
-def send(message, raw=None):
-    body = raw if raw is not None else json.dumps(message).encode()
-    server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    server.stdin.flush()
+def uri_of(path):
+    return "file://" + urllib.parse.quote(path)
 
 
-def receive():
-    length = None
-    while True:
-        line = server.stdout.readline()
-        if not line:
-            raise SystemExit("server closed the stream")
-        line = line.strip()
-        if not line:
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(server.stdout.read(length))
+def write_db(directory, entries):
+    os.makedirs(directory, exist_ok=True)
+    json.dump(entries, open(os.path.join(directory, "compile_commands.json"), "w"))
 
 
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": "file://" + work}})
-init = receive()
-print("initialize:", json.dumps(init["result"]["capabilities"], sort_keys=True))
-send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
-      "params": {"textDocument": {"uri": uri, "languageId": "cpp", "version": 1, "text": text}}})
-published = receive()
-assert published["method"] == "textDocument/publishDiagnostics", published
-for d in published["params"]["diagnostics"]:
-    r = d["range"]
-    print("diagnostic: %d:%d-%d:%d %s %s" % (r["start"]["line"], r["start"]["character"],
-                                             r["end"]["line"], r["end"]["character"], d["code"],
-                                             d["message"].split(";")[0]))
-send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/codeAction",
-      "params": {"textDocument": {"uri": uri},
-                 "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 0}},
-                 "context": {"diagnostics": []}}})
-actions = receive()["result"]
-for action in actions:
-    for edit in action["edit"]["changes"][uri]:
-        r = edit["range"]
-        print("codeAction: %s %d:%d-%d:%d -> %s" % (action["title"], r["start"]["line"],
-                                                   r["start"]["character"], r["end"]["line"],
-                                                   r["end"]["character"], edit["newText"]))
-# Malformed input: a JSON error reply, and the server keeps serving.
-send(None, raw=b"{this is not json")
-bad = receive()
-print("malformed:", bad["error"]["code"])
-send({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
-print("unknown method:", receive()["error"]["code"])
-send({"jsonrpc": "2.0", "id": 4, "method": "shutdown"})
-print("shutdown:", receive()["result"])
-send({"jsonrpc": "2.0", "method": "exit"})
-print("exit status:", server.wait(timeout=30))
+class Client:
+    def __init__(self, *extra, capabilities=None):
+        self.server = subprocess.Popen([tool, "--lsp", *extra], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE)
+        self.inbox = queue.Queue()
+        self.next_id = 100
+        threading.Thread(target=self._read, daemon=True).start()
+        self.request("initialize", {"rootUri": uri_of(work), "capabilities": capabilities or {}})
+        self.init = self.wait_response(100)
+        self.notify("initialized", {})
+
+    def _read(self):
+        out = self.server.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    self.inbox.put(None)
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            self.inbox.put(json.loads(out.read(length)))
+
+    def send_raw(self, data):
+        self.server.stdin.write(data)
+        self.server.stdin.flush()
+
+    def send(self, message):
+        body = json.dumps(message).encode()
+        self.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, method, params):
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.next_id += 1
+        return self.next_id - 1
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait(self, predicate, timeout=120):
+        deadline = time.time() + timeout
+        while True:
+            try:
+                message = self.inbox.get(timeout=max(0.1, deadline - time.time()))
+            except queue.Empty:
+                raise SystemExit("timed out waiting for a message")
+            if message is None:
+                raise SystemExit("server closed the stream")
+            if message.get("id") and message.get("method") == "window/workDoneProgress/create":
+                print("progress: create")
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                continue
+            if message.get("method") == "$/progress":
+                print("progress:", message["params"]["value"]["kind"])
+                continue
+            if predicate(message):
+                return message
+
+    def wait_response(self, id):
+        return self.wait(lambda m: m.get("id") == id and "method" not in m)
+
+    def diagnostics(self, uri):
+        m = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                      and m["params"]["uri"] == uri)
+        return m["params"]["diagnostics"]
+
+    def open(self, path, text):
+        self.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri_of(path), "languageId": "cpp", "version": 1, "text": text}})
+
+    def close(self):
+        self.request("shutdown", None)
+        self.wait_response(self.next_id - 1)
+        self.notify("exit", None)
+        return self.server.wait(timeout=30)
+
+
+def show(diagnostics, text=None):
+    for d in diagnostics:
+        r = d["range"]
+        print("diagnostic: %d:%d-%d:%d %s %s" % (r["start"]["line"], r["start"]["character"],
+                                                 r["end"]["line"], r["end"]["character"], d["code"],
+                                                 d["message"].split(";")[0]))
+
+
+def apply_edits(text, edits, utf8=False):
+    """Applies LSP text edits as an editor does (UTF-16 or UTF-8 columns)."""
+    lines = text.split("\n")
+
+    def offset(pos):
+        line = lines[pos["line"]]
+        units, i = 0, 0
+        while i < len(line) and units < pos["character"]:
+            ch = line[i]
+            units += len(ch.encode("utf-8")) if utf8 else (2 if ord(ch) > 0xFFFF else 1)
+            i += 1
+        return sum(len(l) + 1 for l in lines[:pos["line"]]) + i
+
+    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"],
+                                          e["range"]["start"]["character"]), reverse=True):
+        s, t = offset(e["range"]["start"]), offset(e["range"]["end"])
+        text = text[:s] + e["newText"] + text[t:]
+    return text
+
+
+if scenario == "basic":
+    source = os.path.join(work, "step.cpp")
+    open(source, "w").write(STEP)
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c step.cpp" % mock}])
+    c = Client()
+    print("initialize:", json.dumps(c.init["result"]["capabilities"], sort_keys=True))
+    uri = uri_of(source)
+    c.open(source, STEP)
+    diags = c.diagnostics(uri)
+    show(diags)
+    d = diags[0]
+    print("code: %s href: %s dependency: %s" % (d["code"], d["codeDescription"]["href"],
+                                                 d["data"]["dependency"]))
+    rid = c.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri},
+        "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 0}},
+        "context": {"diagnostics": []}})
+    for action in c.wait_response(rid)["result"]:
+        for edit in action["edit"]["changes"][uri]:
+            r = edit["range"]
+            print("codeAction: %s %s preferred=%s %d:%d-%d:%d -> %s" % (
+                action["kind"], action["title"], action["isPreferred"], r["start"]["line"],
+                r["start"]["character"], r["end"]["line"], r["end"]["character"], edit["newText"]))
+    c.send_raw(b"Content-Length: 17\r\n\r\n{this is not json")
+    print("malformed:", c.wait(lambda m: "error" in m)["error"]["code"])
+    rid = c.request("no/such/method", {})
+    print("unknown method:", c.wait_response(rid)["error"]["code"])
+    print("exit status:", c.close())
+
+elif scenario == "layout":
+    # A CMake project in a path with a space and non-ASCII characters: the
+    # database only in build/, a header with no entry of its own.
+    root = os.path.join(work, "my proj ü")
+    os.makedirs(os.path.join(root, "src"), exist_ok=True)
+    os.makedirs(os.path.join(root, "include"), exist_ok=True)
+    source = os.path.join(root, "src", "train.cpp")
+    header = os.path.join(root, "include", "util.h")
+    open(source, "w").write(STEP)
+    header_text = ('#pragma once\n#include <torch/torch.h>\n'
+                   'inline float mean_of(torch::Tensor t) { return t.mean().item<float>(); }\n')
+    open(header, "w").write(header_text)
+    write_db(os.path.join(root, "build"), [{
+        "directory": os.path.join(root, "build"), "file": source,
+        "arguments": ["clang++", "-std=c++17", "-isystem", mock,
+                      "-I" + os.path.join(root, "include"), "-c", source]}])
+    c = Client()
+    c.open(source, STEP)
+    print("source:")
+    show(c.diagnostics(uri_of(source)))
+    c.open(header, header_text)
+    print("header:")
+    show(c.diagnostics(uri_of(header)))
+    print("exit status:", c.close())
+
+elif scenario == "utf16" or scenario == "utf8":
+    utf8 = scenario == "utf8"
+    source = os.path.join(work, "wide.cpp")
+    text = ('#include <torch/torch.h>\n'
+            'void f() {\n'
+            '  /* é 😀 */ auto g = torch::rand({4}).cuda();\n'
+            '}\n')
+    open(source, "w", encoding="utf-8").write(text)
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c wide.cpp" % mock}])
+    caps = {"general": {"positionEncodings": ["utf-8", "utf-16"]}} if utf8 else {}
+    c = Client(capabilities=caps)
+    print("encoding:", c.init["result"]["capabilities"]["positionEncoding"])
+    uri = uri_of(source)
+    c.open(source, text)
+    show(c.diagnostics(uri))
+    rid = c.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri},
+        "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}},
+        "context": {"diagnostics": []}})
+    edits = c.wait_response(rid)["result"][0]["edit"]["changes"][uri]
+    fixed = apply_edits(text, edits, utf8)
+    print("fixed:", fixed.splitlines()[2])
+    print("exit status:", c.close())
+
+elif scenario == "edits":
+    # Incremental didChange (analysed after a debounce, from the unsaved
+    # buffer), didSave, cancel, progress, a compile error shown in the editor.
+    source = os.path.join(work, "edit.cpp")
+    open(source, "w").write(STEP)
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c edit.cpp" % mock}])
+    c = Client(capabilities={"window": {"workDoneProgress": True}})
+    uri = uri_of(source)
+    c.open(source, STEP)
+    print("opened: %d diagnostics" % len(c.diagnostics(uri)))
+    # Replace `host.cuda()` (line 3, 11..22) by `host` in the buffer only.
+    c.notify("textDocument/didChange", {
+        "textDocument": {"uri": uri, "version": 2},
+        "contentChanges": [{"range": {"start": {"line": 3, "character": 11},
+                                      "end": {"line": 3, "character": 22}}, "text": "host"}]})
+    c.notify("$/cancelRequest", {"id": 12345})
+    print("after change:")
+    show(c.diagnostics(uri))
+    # Two quick edits: one analysis, of the last text (debounced).
+    for i, name in enumerate(["ab", "abcd"]):
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 3 + i},
+            "contentChanges": [{"text": STEP.replace("t.item", name + ".item").replace(
+                "float step(torch::Tensor t)", "float step(torch::Tensor %s)" % name)}]})
+    d = c.diagnostics(uri)
+    print("after two edits: %d diagnostics, item at column %d" % (
+        len(d), [x for x in d if x["code"] == "torch-sync-item"][0]["range"]["start"]["character"]))
+    broken = STEP.replace("return t.item", "return undeclared + t.item")
+    open(source, "w").write(broken)
+    c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 9},
+                                        "contentChanges": [{"text": broken}]})
+    c.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    print("broken:")
+    show(c.diagnostics(uri))
+    print("exit status:", c.close())
+
+elif scenario == "hostile":
+    # Bad frames, a database whose directory is gone, a document that
+    # includes /dev/stdin, a client that goes away.
+    source = os.path.join(work, "h.cpp")
+    text = '#include "/dev/stdin"\n#include <torch/torch.h>\nfloat f(torch::Tensor t) { return t.item<float>(); }\n'
+    open(source, "w").write(text)
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c h.cpp" % mock}])
+    c = Client()
+    # Content-Length larger than the message, then a good request.
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "no/such"}).encode()
+    c.send_raw(b"Content-Length: %d\r\n\r\n" % (len(body) + 50) + body)
+    rid = c.request("no/such/method", {})
+    print("too long:", c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
+    print("next request:", c.wait_response(rid)["error"]["code"])
+    # Content-Length smaller than the message.
+    c.send_raw(b"Content-Length: 5\r\n\r\n" + body)
+    rid = c.request("no/such/method", {})
+    print("too short:", c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
+    print("next request:", c.wait_response(rid)["error"]["code"])
+    c.send_raw(b"Garbage-Header: 1\r\n\r\n")
+    rid = c.request("no/such/method", {})
+    print("no length:", c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
+    print("next request:", c.wait_response(rid)["error"]["code"])
+    c.open(source, text)
+    show(c.diagnostics(uri_of(source)))
+    gone = os.path.join(work, "gone")
+    os.makedirs(gone, exist_ok=True)
+    other = os.path.join(gone, "g.cpp")
+    open(other, "w").write(STEP)
+    write_db(gone, [{"directory": os.path.join(work, "no-such-dir"), "file": other,
+                     "command": "clang++ -c g.cpp"}])
+    c.open(other, STEP)
+    show(c.diagnostics(uri_of(other)))
+    bad_uri = "file:///bad%zzuri.cpp"
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": bad_uri, "languageId": "cpp",
+                                                       "version": 1, "text": ""}})
+    rid = c.request("no/such/method", {})
+    print("after bad uri:", c.wait_response(rid)["error"]["code"])
+    print("exit status:", c.close())
+    # A client that stops reading, then goes away: no SIGPIPE death.
+    raw = subprocess.Popen([tool, "--lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    raw.stdout.close()
+    for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                    {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                     "params": {"textDocument": {"uri": uri_of(source), "text": text}}}):
+        body = json.dumps(message).encode()
+        raw.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    raw.stdin.flush()
+    time.sleep(2)
+    raw.stdin.close()
+    code = raw.wait(timeout=60)
+    print("client gone: exit", code, "(killed by a signal)" if code < 0 else "")
