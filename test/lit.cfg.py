@@ -47,6 +47,11 @@ if os.path.exists(os.path.join(cuda_root, "include", "cuda_runtime.h")):
          os.path.join(cuda_root, "include", "cccl")))
 else:
     lit_config.note("CUDA toolkit not found at %s: .cu tests are UNSUPPORTED" % cuda_root)
+# A real LSP client: Debian's Neovim (scripts/setup-deps.sh installs it).
+if shutil.which("nvim"):
+    config.available_features.add("nvim")
+else:
+    lit_config.note("nvim not found (apt-get install neovim): nvim.test is UNSUPPORTED")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
