@@ -50,7 +50,7 @@ static const CheckInfo Catalog[] = {
      "docs/checks/torch-sync-deferred-log.md"},
     {"torch-sync-graph-capture",
      "a sync between capture_begin() and capture_end() of a CUDA graph breaks the capture",
-     "docs/checks/torch-sync-graph-capture.md"},
+     "docs/checks/torch-sync-graph-capture.md", "error"},
 };
 
 llvm::ArrayRef<CheckInfo> checkCatalog() { return Catalog; }

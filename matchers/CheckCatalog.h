@@ -12,6 +12,7 @@ struct CheckInfo {
   llvm::StringRef Name;    ///< e.g. "torch-sync-item"
   llvm::StringRef Summary; ///< one line, for --list-checks and SARIF rules
   llvm::StringRef DocPath; ///< relative to the repository root
+  llvm::StringRef DefaultLevel = "warning"; ///< "error" for checks that report errors
 };
 
 llvm::ArrayRef<CheckInfo> checkCatalog();

@@ -9,6 +9,7 @@ PACKAGES=(
   libtorch-dev                       # LibTorch 1.13 headers and CPU libraries (real-header tests, CPU harness)
   cmake ninja-build ccache python3 g++
   neovim                             # a real LSP client for test/tool/nvim.test
+  python3-jsonschema                 # SARIF schema validation in test/tool/sarif.test
 )
 
 missing=()
@@ -20,12 +21,21 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  echo "setup-deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Sarif.Multitool (npm) checks the SARIF output against GitHub's code-scanning
+# rules in test/tool/sarif-multitool.test; optional: the test is UNSUPPORTED
+# (with a note) where npm or the registry is not available.
+MULTITOOL_DIR="$(cd "$(dirname "$0")/.." && pwd)/.cache/sarif-multitool"
+if command -v npm >/dev/null 2>&1 && [ ! -x "$MULTITOOL_DIR/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool" ]; then
+  echo "setup-deps: installing @microsoft/sarif-multitool-linux into .cache/"
+  npm install --silent --no-audit --no-fund --prefix "$MULTITOOL_DIR" @microsoft/sarif-multitool-linux \
+    || echo "setup-deps: note: Sarif.Multitool not installed (sarif-multitool.test will be UNSUPPORTED)"
+fi

@@ -52,6 +52,14 @@ if shutil.which("nvim"):
     config.available_features.add("nvim")
 else:
     lit_config.note("nvim not found (apt-get install neovim): nvim.test is UNSUPPORTED")
+multitool = os.path.join(config.torch_syncfree_src, ".cache", "sarif-multitool", "node_modules",
+                         "@microsoft", "sarif-multitool-linux", "Sarif.Multitool")
+if os.access(multitool, os.X_OK):
+    config.available_features.add("sarif-multitool")
+    config.substitutions.append(("%sarif_multitool", multitool))
+else:
+    lit_config.note("Sarif.Multitool not installed (scripts/setup-deps.sh installs it with npm): "
+                    "sarif-multitool.test is UNSUPPORTED")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]

@@ -266,6 +266,9 @@ std::vector<tooling::CompileCommand> SanitizedDatabase::getCompileCommands(Strin
     warnDropped(Report, "the compile command of " + File.str());
     if (!Report.Error.empty())
       continue;
+    llvm::erase_if(Command.CommandLine, [&](const std::string &Arg) {
+      return &Arg != &Command.CommandLine.front() && llvm::is_contained(RemovedArgs, Arg);
+    });
     if (getenv("TORCH_SYNCFREE_SHOW_COMMANDS")) { // debugging aid: what clang is given
       errs() << "torch-syncfree: command for " << File << ":";
       for (const std::string &Arg : Command.CommandLine)

@@ -54,8 +54,11 @@ public:
   std::vector<clang::tooling::CompileCommand> getAllCompileCommands() const override;
   /// Why File cannot be analysed with this database ("" when it can).
   std::string commandError(llvm::StringRef File) const;
+  /// --removed-arg: arguments taken out of every (sanitised) command.
+  void setRemovedArgs(std::vector<std::string> Args) { RemovedArgs = std::move(Args); }
 
 private:
+  std::vector<std::string> RemovedArgs;
   std::unique_ptr<clang::tooling::CompilationDatabase> Inner;
 };
 

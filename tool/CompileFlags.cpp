@@ -2,6 +2,7 @@
 
 #include "JsonLimits.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -67,6 +68,36 @@ std::unique_ptr<SanitizedDatabase> loadCompileCommands(StringRef Dir, std::strin
   }
   return std::make_unique<SanitizedDatabase>(
       tooling::inferMissingCompileCommands(std::move(Database)));
+}
+
+std::string findIncludingFile(StringRef Header, const std::vector<std::string> &Candidates) {
+  for (const std::string &Candidate : Candidates) {
+    auto Buffer = MemoryBuffer::getFile(Candidate);
+    if (!Buffer)
+      continue;
+    for (StringRef Line : llvm::split((*Buffer)->getBuffer(), '\n')) {
+      Line = Line.ltrim();
+      if (!Line.consume_front("#"))
+        continue;
+      Line = Line.ltrim();
+      if (!Line.consume_front("include"))
+        continue;
+      Line = Line.ltrim();
+      if (Line.empty() || (Line[0] != '"' && Line[0] != '<'))
+        continue;
+      char Close = Line[0] == '"' ? '"' : '>';
+      StringRef Named = Line.drop_front().split(Close).first;
+      if (Named.empty())
+        continue;
+      // "util.h" matches /repo/include/util.h; "a/util.h" needs the a/.
+      SmallString<256> Suffix("/");
+      Suffix += Named;
+      sys::path::remove_dots(Suffix, /*remove_dot_dot=*/false);
+      if (Header.ends_with(Suffix))
+        return Candidate;
+    }
+  }
+  return "";
 }
 
 } // namespace torch_syncfree

@@ -19,6 +19,12 @@ std::string findCompileCommandsDir(llvm::StringRef File);
 /// sanitised; nullptr with Error set when it cannot be read.
 std::unique_ptr<SanitizedDatabase> loadCompileCommands(llvm::StringRef Dir, std::string &Error);
 
+/// The first of Candidates whose #include lines name Header (by a path that
+/// Header ends with), or "". A textual look, no preprocessing: a header
+/// reached only through other headers is not found (the caller falls back
+/// to interpolated flags).
+std::string findIncludingFile(llvm::StringRef Header, const std::vector<std::string> &Candidates);
+
 } // namespace torch_syncfree
 
 #endif

@@ -65,16 +65,7 @@ std::optional<std::string> pathFromUri(StringRef Uri) {
   return Path;
 }
 
-std::string uriFromPath(StringRef Path) {
-  std::string Uri = "file://";
-  for (unsigned char C : Path) {
-    if (llvm::isAlnum(C) || StringRef("-._~/").contains(C))
-      Uri += C;
-    else
-      Uri += "%" + llvm::utohexstr(C, /*LowerCase=*/false, /*Width=*/2);
-  }
-  return Uri;
-}
+std::string uriFromPath(StringRef Path) { return "file://" + percentEncodePath(Path); }
 
 namespace {
 

@@ -6,6 +6,7 @@
 // filtering behave exactly as in clang-tidy.
 #include "CheckCatalog.h"
 #include "CompileCommandSanitizer.h"
+#include "CompileFlags.h"
 #include "JsonLimits.h"
 #include "SafeFileSystem.h"
 #include "FixApplier.h"
@@ -15,9 +16,11 @@
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang-tidy/ClangTidyOptions.h"
+#include "clang-tidy/GlobList.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
@@ -32,6 +35,10 @@
 #include <mutex>
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
+
+#ifndef TORCH_SYNCFREE_VERSION
+#define TORCH_SYNCFREE_VERSION "0.0.0"
+#endif
 
 using namespace clang;
 using namespace clang::tidy;
@@ -63,8 +70,9 @@ cl::opt<std::string> ExportFixes("export-fixes",
 cl::opt<std::string> Format("format",
                            cl::desc("Output format: text (clang-style), json or sarif (2.1.0)"),
                            cl::init("text"), cl::cat(Category));
-cl::opt<unsigned> Jobs("j", cl::desc("Translation units analysed in parallel (default: the cores)"),
-                       cl::init(0), cl::cat(Category));
+cl::opt<unsigned> Jobs("j", cl::desc("Translation units analysed in parallel (default: the cores); "
+                                     "-j N, -jN and -j=N"),
+                       cl::init(0), cl::Prefix, cl::cat(Category));
 cl::opt<std::string> FailOn("fail-on",
                             cl::desc("Dependency classes that make the exit status 1: "
                                      "true, false or any (default any)"),
@@ -96,6 +104,63 @@ cl::opt<std::string> CompileCommandsDir(
     cl::cat(Category));
 cl::opt<std::string> Config("config", cl::desc("A .clang-tidy configuration as YAML text"),
                             cl::cat(Category));
+// clang-tidy's own options, with clang-tidy's meaning (docs/ci.md).
+cl::opt<std::string> SarifRootOption("sarif-root",
+                                     cl::desc("Directory SARIF paths are relative to (%SRCROOT%); "
+                                              "default: the git repository root, else the "
+                                              "current directory"),
+                                     cl::value_desc("dir"), cl::cat(Category));
+cl::opt<std::string> ConfigFile("config-file",
+                                cl::desc("Read the configuration from this .clang-tidy-style file"),
+                                cl::value_desc("file"), cl::cat(Category));
+cl::opt<std::string> HeaderFilter("header-filter",
+                                  cl::desc("Regular expression of the headers whose findings are "
+                                           "shown (default: every non-system header)"),
+                                  cl::cat(Category));
+cl::opt<std::string> ExcludeHeaderFilter("exclude-header-filter",
+                                         cl::desc("Regular expression of headers whose findings "
+                                                  "are not shown"),
+                                         cl::cat(Category));
+cl::opt<bool> SystemHeaders("system-headers", cl::desc("Show findings in system headers too"),
+                            cl::cat(Category));
+cl::opt<std::string> WarningsAsErrors("warnings-as-errors",
+                                      cl::desc("Globs of checks whose findings are errors; any "
+                                               "such finding makes the exit status 1"),
+                                      cl::cat(Category));
+cl::list<std::string> ExtraArgs("extra-arg", cl::desc("Argument appended to every compile command"),
+                                cl::cat(Category));
+cl::list<std::string> ExtraArgsBefore("extra-arg-before",
+                                      cl::desc("Argument prepended to every compile command"),
+                                      cl::cat(Category));
+cl::list<std::string> RemovedArgs("removed-arg",
+                                  cl::desc("Argument removed from every compile command"),
+                                  cl::cat(Category));
+cl::opt<bool> DumpConfig("dump-config", cl::desc("Print the effective configuration and exit"),
+                         cl::cat(Category));
+cl::opt<bool> ExplainConfig("explain-config",
+                            cl::desc("For each enabled check, say where it was enabled, and exit"),
+                            cl::cat(Category));
+cl::opt<bool> VerifyConfig("verify-config",
+                           cl::desc("Check the configuration (unknown checks and options) and exit"),
+                           cl::cat(Category));
+cl::opt<bool> UseColor("use-color", cl::desc("Colours in text diagnostics (default: when a "
+                                             "terminal)"),
+                       cl::cat(Category));
+cl::opt<std::string> VfsOverlay("vfsoverlay",
+                                cl::desc("Overlay the file system described by this YAML file"),
+                                cl::value_desc("file"), cl::cat(Category));
+cl::opt<bool> AllowNoChecks("allow-no-checks",
+                            cl::desc("No enabled check is not an error (exit 0)"),
+                            cl::cat(Category));
+cl::opt<bool> FixNotes("fix-notes",
+                       cl::desc("With --fix: when a finding has no fix but exactly one of its "
+                                "notes has one, apply that"),
+                       cl::cat(Category));
+cl::opt<bool> EnableCheckProfile("enable-check-profile",
+                                 cl::desc("Print the time each check took"), cl::cat(Category));
+cl::list<std::string> LoadPlugins("load", cl::desc("Not supported: the checks are built in "
+                                                   "(load the plugin into clang-tidy instead)"),
+                                  cl::cat(Category));
 
 constexpr int ExitClean = 0, ExitFindings = 1, ExitUsage = 2;
 
@@ -120,11 +185,39 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
   ClangTidyOptions Overrides;
   if (!ChecksGlobs.empty())
     Overrides.Checks = "-*," + ChecksGlobs;
-  if (!Config.empty()) {
-    auto Parsed = parseConfiguration(MemoryBufferRef(Config, "--config"));
+  if (HeaderFilter.getNumOccurrences())
+    Overrides.HeaderFilterRegex = HeaderFilter;
+  if (ExcludeHeaderFilter.getNumOccurrences())
+    Overrides.ExcludeHeaderFilterRegex = ExcludeHeaderFilter;
+  if (SystemHeaders.getNumOccurrences())
+    Overrides.SystemHeaders = SystemHeaders;
+  if (WarningsAsErrors.getNumOccurrences())
+    Overrides.WarningsAsErrors = WarningsAsErrors;
+  if (UseColor.getNumOccurrences())
+    Overrides.UseColor = UseColor;
+  // --extra-arg values go through the same sanitiser as .clang-tidy ExtraArgs.
+  if (!ExtraArgs.empty())
+    Overrides.ExtraArgs = std::vector<std::string>(ExtraArgs.begin(), ExtraArgs.end());
+  if (!ExtraArgsBefore.empty())
+    Overrides.ExtraArgsBefore =
+        std::vector<std::string>(ExtraArgsBefore.begin(), ExtraArgsBefore.end());
+  if (!Config.empty() || !ConfigFile.empty()) {
+    std::string Text = Config;
+    std::string Origin = "--config";
+    if (!ConfigFile.empty()) {
+      auto Buffer = MemoryBuffer::getFile(ConfigFile);
+      if (!Buffer) {
+        errs() << "torch-syncfree: error: cannot read --config-file '" << ConfigFile
+               << "': " << Buffer.getError().message() << "\n";
+        exit(ExitUsage);
+      }
+      Text = (*Buffer)->getBuffer().str();
+      Origin = ConfigFile;
+    }
+    auto Parsed = parseConfiguration(MemoryBufferRef(Text, Origin));
     if (!Parsed) {
-      errs() << "torch-syncfree: error: invalid --config: " << Parsed.getError().message()
-             << "\n";
+      errs() << "torch-syncfree: error: invalid configuration in " << Origin << ": "
+             << Parsed.getError().message() << "\n";
       exit(ExitUsage);
     }
     return torch_syncfree::sanitizeOptionsProvider(
@@ -206,6 +299,10 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
 
 int main(int argc, const char **argv) {
   InitLLVM X(argc, argv);
+  cl::SetVersionPrinter([](raw_ostream &OS) {
+    OS << "torch-syncfree " << TORCH_SYNCFREE_VERSION << "\n"
+       << "  LLVM/Clang " << LLVM_VERSION_STRING << " (clang-tidy libraries)\n";
+  });
   torch_syncfree::scrubCompilerEnvironment();
   cl::HideUnrelatedOptions(Category);
 
@@ -224,6 +321,20 @@ int main(int argc, const char **argv) {
     return usageError(First.empty() ? "invalid command line" : First);
   }
 
+  if (!LoadPlugins.empty())
+    return usageError("--load is not supported: torch-syncfree runs its own checks (to load "
+                      "plugins, run clang-tidy-22 --load=...)");
+  if (!Config.empty() && !ConfigFile.empty())
+    return usageError("--config and --config-file cannot be combined");
+  std::string SarifRoot;
+  {
+    SmallString<256> Root(SarifRootOption);
+    if (Root.empty())
+      sys::fs::current_path(Root), Root = torch_syncfree::sarifRootFor(Root);
+    sys::fs::make_absolute(Root);
+    sys::path::remove_dots(Root, true);
+    SarifRoot = std::string(Root);
+  }
   if (Format != "text" && Format != "json" && Format != "sarif")
     return usageError("unknown --format '" + Format + "' (expected text, json or sarif)");
   if (FailOn != "any" && FailOn != "true" && FailOn != "false")
@@ -261,15 +372,61 @@ int main(int argc, const char **argv) {
     return torch_syncfree::runLspServer(std::move(Options));
   }
 
-  if (ListChecks) {
+  // The configuration applies per file; the configuration commands read the
+  // one of the first source, or of the current directory (as clang-tidy).
+  std::string ConfigFor;
+  {
+    SmallString<256> Path(Sources.empty() ? "dummy" : StringRef(Sources.front()));
+    sys::fs::make_absolute(Path);
+    ConfigFor = std::string(Path);
+  }
+  if (ListChecks || DumpConfig || ExplainConfig || VerifyConfig) {
     auto Provider = makeOptionsProvider();
-    ClangTidyOptions Options = Provider->getOptions(Sources.empty() ? "." : Sources.front());
+    ClangTidyOptions Options = Provider->getOptions(ConfigFor);
     std::vector<std::string> Enabled = getCheckNames(Options, false, false);
+    if (DumpConfig) {
+      outs() << configurationAsText(ClangTidyOptions::getDefaults().merge(Options, 0)) << "\n";
+      return ExitClean;
+    }
+    if (ExplainConfig) {
+      auto Raw = Provider->getRawOptions(ConfigFor);
+      for (const std::string &Check : Enabled)
+        for (const auto &[Opts, Source] : llvm::reverse(Raw))
+          if (Opts.Checks && GlobList(*Opts.Checks).contains(Check)) {
+            outs() << "'" << Check << "' is enabled in the " << Source << ".\n";
+            break;
+          }
+      return ExitClean;
+    }
+    if (VerifyConfig) {
+      std::vector<std::string> Problems = torch_syncfree::configProblems(Options);
+      for (const std::string &Problem : Problems)
+        errs() << "torch-syncfree: error: " << Problem << "\n";
+      if (!Problems.empty())
+        return ExitUsage;
+      outs() << "No config errors detected.\n";
+      return ExitClean;
+    }
     outs() << "Enabled checks:\n";
     for (const std::string &Name : Enabled)
       if (const auto *Info = torch_syncfree::findCheck(Name))
         outs() << "    " << Info->Name << "  " << Info->Summary << "\n";
     return ExitClean;
+  }
+  {
+    // No enabled check is an error (a CI job would pass having checked
+    // nothing), as are check names that match no check.
+    ClangTidyOptions Options = makeOptionsProvider()->getOptions(ConfigFor);
+    for (const std::string &Problem : torch_syncfree::configProblems(Options))
+      errs() << "torch-syncfree: warning: " << Problem << "\n";
+    if (getCheckNames(Options, false, false).empty()) {
+      if (AllowNoChecks) {
+        errs() << "torch-syncfree: no checks enabled; nothing to do (--allow-no-checks)\n";
+        return ExitClean;
+      }
+      return usageError("no checks enabled (see --checks, --config and .clang-tidy; "
+                        "--allow-no-checks makes this exit 0)");
+    }
   }
 
   std::unique_ptr<tooling::CompilationDatabase> Database;
@@ -294,21 +451,54 @@ int main(int argc, const char **argv) {
       return usageError("no compile command for '" + Sources.front() +
                         "': give flags after '--' or a build directory with -p");
   }
+  // Files the database lists itself; others (headers from pre-commit, new
+  // sources) are analysed through a TU that includes them, or with the flags
+  // clang interpolates from the closest entry, as clangd does.
+  std::vector<std::string> Listed = Database->getAllFiles();
+  std::set<std::string> ListedSet;
+  for (std::string &File : Listed) {
+    SmallString<256> Absolute(File);
+    sys::fs::make_absolute(Absolute);
+    sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+    File = std::string(Absolute);
+    ListedSet.insert(File);
+  }
+  bool Interpolate = !BuildPath.empty() || !Fixed;
+  if (Interpolate)
+    Database = tooling::inferMissingCompileCommands(std::move(Database));
   auto Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(std::move(Database));
+  Compilations->setRemovedArgs(std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
 
   std::vector<std::string> Files(Sources.begin(), Sources.end());
   if (Files.empty())
-    Files = Compilations->getAllFiles();
+    Files = Listed;
   if (Files.empty())
     return usageError("the compilation database lists no files");
   for (std::string &File : Files) {
     if (!sys::fs::exists(File))
       return usageError("no such file: '" + File + "'");
+    if (!sys::fs::is_regular_file(File))
+      return usageError("not a regular file: '" + File + "'");
     SmallString<256> Absolute(File);
     sys::fs::make_absolute(Absolute);
     sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
     File = std::string(Absolute);
   }
+  // Per requested file, the TU to parse (itself, or one that includes it).
+  std::vector<std::string> ParseFiles = Files;
+  if (Interpolate)
+    for (size_t I = 0; I < Files.size(); ++I) {
+      if (ListedSet.count(Files[I]))
+        continue;
+      std::string Includer = torch_syncfree::findIncludingFile(Files[I], Listed);
+      if (!Includer.empty())
+        ParseFiles[I] = Includer;
+      if (!Quiet)
+        errs() << "torch-syncfree: note: " << Files[I] << " has no compile command; "
+               << (Includer.empty() ? std::string("analysed with the flags of the closest entry")
+                                    : "analysed through " + Includer + ", which includes it")
+               << "\n";
+    }
 
   auto Clock = std::chrono::steady_clock::now();
   auto BaseFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::getRealFileSystem());
@@ -334,7 +524,7 @@ int main(int argc, const char **argv) {
         Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
         // A command that cannot be used (its directory is gone, a response file
         // is missing) fails this unit only; clang would abort the process.
-        Unit.CompileError = Compilations->commandError(Files[I]);
+        Unit.CompileError = Compilations->commandError(ParseFiles[I]);
         if (!Unit.CompileError.empty()) {
           Unit.CannotAnalyse = true;
           ++Done;
@@ -343,11 +533,24 @@ int main(int argc, const char **argv) {
         // ClangTool sets the working directory of its file system to each compile
         // command's directory: each thread gets a physical file system of its own
         // (the real one shares the process's working directory across threads).
-        auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(
-            torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem()));
+        auto SafeFS = torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem());
+        auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(SafeFS);
+        if (!VfsOverlay.empty()) {
+          auto Buffer = SafeFS->getBufferForFile(VfsOverlay);
+          IntrusiveRefCntPtr<vfs::FileSystem> Redirecting =
+              Buffer ? vfs::getVFSFromYAML(std::move(*Buffer), nullptr, VfsOverlay, nullptr, SafeFS)
+                     : nullptr;
+          if (!Redirecting) {
+            Unit.CannotAnalyse = true;
+            Unit.CompileError = "invalid --vfsoverlay file '" + VfsOverlay + "'";
+            ++Done;
+            return;
+          }
+          UnitFS->pushOverlay(Redirecting);
+        }
         std::vector<ClangTidyError> Errors =
-            runClangTidy(*Unit.Context, *Compilations, {Files[I]}, UnitFS, /*ApplyAnyFix=*/false,
-                         /*EnableCheckProfile=*/false, "", /*Quiet=*/true);
+            runClangTidy(*Unit.Context, *Compilations, {ParseFiles[I]}, UnitFS,
+                         /*ApplyAnyFix=*/false, EnableCheckProfile, "", /*Quiet=*/true);
         for (ClangTidyError &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
           if (Error.DiagLevel == ClangTidyError::Error &&
@@ -355,6 +558,18 @@ int main(int argc, const char **argv) {
             if (Unit.CompileError.empty())
               Unit.CompileError = Error.Message.FilePath + ": " + Error.Message.Message;
             continue;
+          }
+          // A header analysed through an includer: its own findings only.
+          if (ParseFiles[I] != Files[I] && Error.Message.FilePath != Files[I])
+            continue;
+          if (FixNotes && Error.Message.Fix.empty()) {
+            const tooling::DiagnosticMessage *Only = nullptr;
+            unsigned WithFix = 0;
+            for (const tooling::DiagnosticMessage &Note : Error.Notes)
+              if (!Note.Fix.empty())
+                Only = &Note, ++WithFix;
+            if (WithFix == 1)
+              Error.Message.Fix = Only->Fix;
           }
           if (StringRef(Error.DiagnosticName).starts_with("torch-sync-"))
             Unit.Findings.push_back(std::move(Error));
@@ -473,10 +688,11 @@ int main(int argc, const char **argv) {
       AllFindings.push_back(std::move(Error));
   }
   llvm::stable_sort(AllFindings, ByLocation);
+  torch_syncfree::pauseForTesting("before-report");
   if (Format == "json")
     torch_syncfree::printJson(Reported, outs());
   else if (Format == "sarif")
-    torch_syncfree::printSarif(Reported, outs());
+    torch_syncfree::printSarif(Reported, SarifRoot, TORCH_SYNCFREE_VERSION, outs());
 
   if (!ExportFixes.empty()) {
     std::string YAML;
@@ -528,8 +744,9 @@ int main(int argc, const char **argv) {
     return ExitUsage;
   if (CompileFailed)
     return ExitUsage;
+  // --warnings-as-errors findings fail the run whatever --fail-on says.
   bool Failing = llvm::any_of(Reported, [](const torch_syncfree::ReportedFinding &F) {
-    return FailOn == "any" || F.Dependency == FailOn;
+    return FailOn == "any" || F.Dependency == FailOn || F.WarningAsError;
   });
   return Failing ? ExitFindings : ExitClean;
 }

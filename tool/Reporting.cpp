@@ -14,6 +14,10 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include <map>
 
 using namespace clang;
 
@@ -47,6 +51,25 @@ static void locate(ReportedFinding &F,
 /// Makes the paths of a finding and of its fixes absolute (compile databases
 /// name files relative to their build directory), so fixes and reports do not
 /// depend on the directory torch-syncfree runs in.
+std::vector<std::string> configProblems(const tidy::ClangTidyOptions &Options) {
+  std::vector<std::string> Problems;
+  if (Options.Checks)
+    for (StringRef Glob : llvm::split(*Options.Checks, ',')) {
+      Glob = Glob.trim();
+      if (Glob.empty() || Glob.starts_with("-") || Glob.contains('*'))
+        continue;
+      if (!findCheck(Glob))
+        Problems.push_back("unknown check '" + Glob.str() + "' (--list-checks shows them)");
+    }
+  for (const auto &Entry : Options.CheckOptions) {
+    StringRef Key = Entry.getKey();
+    StringRef Check = Key.rsplit('.').first;
+    if (Check.starts_with("torch-sync-") && !findCheck(Check))
+      Problems.push_back("option '" + Key.str() + "' names an unknown check");
+  }
+  return Problems;
+}
+
 void makePathsAbsolute(tidy::ClangTidyError &Error) {
   auto Absolute = [&](StringRef Path) -> std::string {
     if (Path.empty())
@@ -85,6 +108,12 @@ collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
     F.Offset = Error.Message.FileOffset;
     locate(F, Files);
     F.Message = Error.Message.Message;
+    F.WarningAsError = Error.IsWarningAsError;
+    F.Level = Error.DiagLevel == tidy::ClangTidyError::Error || Error.IsWarningAsError ? "error"
+              : Error.DiagLevel == tidy::ClangTidyError::Remark                        ? "note"
+                                                                                        : "warning";
+    for (const tooling::DiagnosticMessage &Note : Error.Notes)
+      F.Notes.push_back({Note.FilePath, Note.FileOffset, Note.Message});
     F.Dependency = dependencyName(dependencyFromMessage(F.Message).value_or(Dependency::True));
     for (const auto &Entry : Error.Message.Fix)
       for (const tooling::Replacement &R : Entry.second) {
@@ -113,74 +142,232 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
 static constexpr const char *DocsBase =
     "https://github.com/torch-syncfree/torch-syncfree/blob/main/";
 
-void printSarif(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &OS) {
-  // A SourceManager over the files with findings, for clang's SARIF writer.
-  FileManager Files{FileSystemOptions()};
-  DiagnosticOptions DiagOpts;
-  DiagnosticsEngine Diags(DiagnosticIDs::create(), DiagOpts);
-  SourceManager SM(Diags, Files);
-  llvm::StringMap<FileID> IDs;
-  SarifDocumentWriter Writer(SM);
-  Writer.createRun("torch-syncfree", "torch-syncfree: host-device synchronisations in LibTorch code",
-                   "0.1");
-  llvm::StringMap<size_t> RuleIndex;
-  for (const CheckInfo &Info : checkCatalog())
-    RuleIndex[Info.Name] = Writer.createRule(SarifRule::create()
-                                                 .setRuleId(Info.Name)
-                                                 .setName(Info.Name)
-                                                 .setDescription(Info.Summary)
-                                                 .setHelpURI((DocsBase + Info.DocPath).str()));
+std::string percentEncodePath(StringRef Path) {
+  std::string Out;
+  for (unsigned char C : Path) {
+    if (llvm::isAlnum(C) || StringRef("-._~/").contains(C))
+      Out += C;
+    else
+      Out += "%" + llvm::utohexstr(C, /*LowerCase=*/false, /*Width=*/2);
+  }
+  return Out;
+}
+
+/// The check pages, embedded at build time (tool/CMakeLists.txt).
+static StringRef checkDoc(StringRef Check) {
+  static const std::pair<StringRef, StringRef> Docs[] = {
+#include "CheckDocs.inc"
+  };
+  for (const auto &[Name, Text] : Docs)
+    if (Name == Check)
+      return Text;
+  return "";
+}
+
+/// "torch-sync-host-to-device" -> "TorchSyncHostToDevice": SARIF wants a
+/// readable name distinct from the opaque id.
+static std::string ruleName(StringRef Id) {
+  std::string Name;
+  bool Upper = true;
+  for (char C : Id) {
+    if (C == '-') {
+      Upper = true;
+      continue;
+    }
+    Name += Upper ? llvm::toUpper(C) : C;
+    Upper = false;
+  }
+  return Name;
+}
+
+namespace {
+/// Line and UTF-16 column (1-based) of byte offsets in one file's text, as
+/// SARIF's "utf16CodeUnits" column kind (what GitHub reads). Offsets past the
+/// end of a file that shrank since it was parsed are clamped.
+struct TextPositions {
+  StringRef Text;
+  std::pair<unsigned, unsigned> at(size_t Offset) const {
+    Offset = std::min(Offset, Text.size());
+    StringRef Before = Text.take_front(Offset);
+    size_t LineStart = Before.rfind('\n');
+    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+    unsigned Column = 1;
+    for (size_t I = LineStart; I < Offset; ++I) {
+      unsigned char C = Text[I];
+      if ((C & 0xC0) == 0x80)
+        continue;            // continuation byte
+      Column += C >= 0xF0 ? 2 : 1; // 4-byte sequences are surrogate pairs
+    }
+    return {static_cast<unsigned>(Before.count('\n')) + 1, Column};
+  }
+};
+} // namespace
+
+std::string sarifRootFor(StringRef Cwd) {
+  // The repository root (the nearest directory with .git), else Cwd.
+  for (StringRef Dir = Cwd; !Dir.empty(); Dir = llvm::sys::path::parent_path(Dir)) {
+    SmallString<256> Git(Dir);
+    llvm::sys::path::append(Git, ".git");
+    if (llvm::sys::fs::exists(Git))
+      return Dir.str();
+    if (llvm::sys::path::parent_path(Dir) == Dir)
+      break;
+  }
+  return Cwd.str();
+}
+
+void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
+                StringRef ToolVersion, llvm::raw_ostream &OS) {
+  // Hand-written on llvm::json: clang's SarifDocumentWriter has no
+  // uriBaseId/originalUriBaseIds, partialFingerprints, rule help or fixes,
+  // and it needs a live SourceManager over files that may have changed.
+  namespace json = llvm::json;
+  SmallString<256> RootDir(Root);
+  llvm::sys::path::remove_dots(RootDir, true);
+  std::string RootUri = "file://" + percentEncodePath(RootDir);
+  if (!StringRef(RootUri).ends_with("/"))
+    RootUri += "/";
+
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> Texts;
+  auto TextOf = [&](StringRef File) -> TextPositions {
+    auto &Buffer = Texts[File];
+    if (!Buffer)
+      if (auto Loaded = llvm::MemoryBuffer::getFile(File))
+        Buffer = std::move(*Loaded);
+    return TextPositions{Buffer ? Buffer->getBuffer() : StringRef()};
+  };
+  std::vector<std::string> ArtifactPaths;
+  llvm::StringMap<unsigned> ArtifactIndex;
+  auto Location = [&](StringRef File) {
+    auto [It, Inserted] = ArtifactIndex.try_emplace(File, ArtifactPaths.size());
+    if (Inserted)
+      ArtifactPaths.push_back(File.str());
+    StringRef Rel = File;
+    json::Object L;
+    if (Rel.consume_front(RootDir) && Rel.consume_front("/")) {
+      L["uri"] = percentEncodePath(Rel);
+      L["uriBaseId"] = "%SRCROOT%";
+    } else {
+      L["uri"] = "file://" + percentEncodePath(File);
+    }
+    L["index"] = It->second;
+    return L;
+  };
+  auto Region = [&](StringRef File, size_t Offset, size_t Length) {
+    TextPositions Text = TextOf(File);
+    auto [StartLine, StartColumn] = Text.at(Offset);
+    auto [EndLine, EndColumn] = Text.at(Offset + Length);
+    return json::Object{{"startLine", StartLine}, {"startColumn", StartColumn},
+                        {"endLine", EndLine}, {"endColumn", EndColumn}};
+  };
+
+  json::Array Rules;
+  llvm::StringMap<unsigned> RuleIndex;
+  for (const CheckInfo &Info : checkCatalog()) {
+    RuleIndex[Info.Name] = Rules.size();
+    std::string HelpUri = (DocsBase + Info.DocPath).str();
+    StringRef Doc = checkDoc(Info.Name);
+    std::string Markdown = Doc.empty() ? ("See " + HelpUri) : Doc.str();
+    std::string Level = Info.DefaultLevel.str();
+    Rules.push_back(json::Object{
+        {"id", Info.Name},
+        {"name", ruleName(Info.Name)},
+        {"shortDescription", json::Object{{"text", Info.Summary}}},
+        {"fullDescription", json::Object{{"text", Info.Summary.str() +
+                                                      ". Host-device synchronisation in LibTorch "
+                                                      "code: the CPU waits for the GPU."}}},
+        {"help", json::Object{{"text", Markdown}, {"markdown", Markdown}}},
+        {"helpUri", HelpUri},
+        {"defaultConfiguration", json::Object{{"level", Level}}},
+        {"properties", json::Object{{"tags", json::Array{"performance", "libtorch", "cuda",
+                                                         "synchronization"}},
+                                    {"precision", "high"},
+                                    {"problem.severity", Level == "error" ? "error" : "warning"}}}});
+  }
+
+  // Fingerprints: the baseline's key (check, file, whitespace-free line
+  // text) and its occurrence number, so they survive unrelated edits.
+  std::map<std::tuple<std::string, std::string, std::string>, unsigned> Occurrences;
+  json::Array Results;
   for (const ReportedFinding &F : Findings) {
     auto Rule = RuleIndex.find(F.Check);
     if (Rule == RuleIndex.end())
       continue;
-    FileID &ID = IDs[F.File];
-    if (ID.isInvalid())
-      if (auto Entry = Files.getOptionalFileRef(F.File))
-        ID = SM.createFileID(*Entry, SourceLocation(), SrcMgr::C_User);
-    SarifResult Result = SarifResult::create(Rule->second)
-                             .setRuleId(F.Check)
-                             .setDiagnosticMessage(F.Message)
-                             .setDiagnosticLevel(SarifResultLevel::Warning);
-    if (ID.isValid()) {
-      SourceLocation Loc = SM.getLocForStartOfFile(ID).getLocWithOffset(F.Offset);
-      Result = Result.addLocations({CharSourceRange::getCharRange(Loc, Loc.getLocWithOffset(1))});
+    StringRef Rel = F.File;
+    if (!(Rel.consume_front(RootDir) && Rel.consume_front("/")))
+      Rel = F.File;
+    unsigned Occurrence = Occurrences[{F.Check, Rel.str(), F.SourceLine}]++;
+    std::string Key = F.Check + "\n" + Rel.str() + "\n" + F.SourceLine + "\n" +
+                      std::to_string(Occurrence);
+    json::Object Result{
+        {"ruleId", F.Check},
+        {"ruleIndex", Rule->second},
+        {"level", F.Level},
+        {"message", json::Object{{"text", F.Message}}},
+        {"locations",
+         json::Array{json::Object{
+             {"physicalLocation",
+              json::Object{{"artifactLocation", Location(F.File)},
+                           {"region", Region(F.File, F.Offset, 0)}}}}}},
+        {"partialFingerprints",
+         json::Object{{"torchSyncfreeFinding/v1", llvm::utohexstr(llvm::xxh3_64bits(Key))}}},
+        {"properties", json::Object{{"dependency", F.Dependency}, {"fixable", F.Fixable}}}};
+    json::Array Related;
+    for (const ReportedNote &N : F.Notes) {
+      if (N.File.empty())
+        continue;
+      Related.push_back(json::Object{
+          {"id", Related.size()},
+          {"message", json::Object{{"text", N.Message}}},
+          {"physicalLocation", json::Object{{"artifactLocation", Location(N.File)},
+                                            {"region", Region(N.File, N.Offset, 0)}}}});
     }
-    Writer.appendResult(Result);
+    if (!Related.empty())
+      Result["relatedLocations"] = std::move(Related);
+    if (!F.Fix.empty()) {
+      // One artifactChange per file, its replacements in file order.
+      std::map<std::string, json::Array> PerFile;
+      for (const ReportedReplacement &R : F.Fix)
+        PerFile[R.File].push_back(json::Object{
+            {"deletedRegion", Region(R.File, R.Offset, R.Length)},
+            {"insertedContent", json::Object{{"text", R.Text}}}});
+      json::Array Changes;
+      for (auto &[File, Replacements] : PerFile)
+        Changes.push_back(json::Object{{"artifactLocation", Location(File)},
+                                       {"replacements", std::move(Replacements)}});
+      Result["fixes"] = json::Array{json::Object{
+          {"description", json::Object{{"text", "torch-syncfree fix for " + F.Check}}},
+          {"artifactChanges", std::move(Changes)}}};
+    }
+    Results.push_back(std::move(Result));
   }
-  Writer.endRun();
-  llvm::json::Object Document = Writer.createDocument();
-  // clang's writer has no fixes: add them to each result as SARIF `fix` objects,
-  // with regions given as character offsets.
-  if (auto *Runs = Document.getArray("runs"))
-    if (!Runs->empty())
-      if (auto *Results = (*Runs)[0].getAsObject()->getArray("results")) {
-        size_t Index = 0;
-        for (const ReportedFinding &F : Findings) {
-          if (RuleIndex.find(F.Check) == RuleIndex.end())
-            continue;
-          llvm::json::Object *Result = (*Results)[Index++].getAsObject();
-          if (F.Fix.empty() || !Result)
-            continue;
-          llvm::json::Array Changes;
-          for (const ReportedReplacement &R : F.Fix) {
-            SmallString<256> URI("file://");
-            URI += R.File;
-            Changes.push_back(llvm::json::Object{
-                {"artifactLocation", llvm::json::Object{{"uri", std::string(URI)}}},
-                {"replacements",
-                 llvm::json::Array{llvm::json::Object{
-                     {"deletedRegion", llvm::json::Object{{"charOffset", R.Offset},
-                                                          {"charLength", R.Length}}},
-                     {"insertedContent", llvm::json::Object{{"text", R.Text}}}}}}});
-          }
-          Result->try_emplace(
-              "fixes", llvm::json::Array{llvm::json::Object{
-                           {"description", llvm::json::Object{{"text", "torch-syncfree fix-it"}}},
-                           {"artifactChanges", std::move(Changes)}}});
-        }
-      }
-  OS << llvm::formatv("{0:2}", llvm::json::Value(std::move(Document))) << "\n";
+
+  json::Array Artifacts;
+  for (const std::string &Path : ArtifactPaths) {
+    json::Object L = Location(Path);
+    L.erase("index");
+    StringRef Ext = llvm::sys::path::extension(Path);
+    Artifacts.push_back(json::Object{
+        {"location", std::move(L)},
+        {"roles", json::Array{"analysisTarget"}},
+        {"sourceLanguage", Ext == ".cu" || Ext == ".cuh" ? "cuda" : "cplusplus"}});
+  }
+  json::Object Run{
+      {"tool", json::Object{{"driver",
+                             json::Object{{"name", "torch-syncfree"},
+                                          {"version", ToolVersion},
+                                          {"informationUri",
+                                           "https://github.com/torch-syncfree/torch-syncfree"},
+                                          {"rules", std::move(Rules)}}}}},
+      {"originalUriBaseIds",
+       json::Object{{"%SRCROOT%", json::Object{{"uri", RootUri}}}}},
+      {"artifacts", std::move(Artifacts)},
+      {"columnKind", "utf16CodeUnits"},
+      {"results", std::move(Results)}};
+  json::Object Document{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                        {"version", "2.1.0"},
+                        {"runs", json::Array{std::move(Run)}}};
+  OS << llvm::formatv("{0:2}", json::Value(std::move(Document))) << "\n";
 }
 
 static std::string relativeToCwd(StringRef Path) {

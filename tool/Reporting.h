@@ -16,6 +16,12 @@ struct ReportedReplacement {
   std::string Text;
 };
 
+struct ReportedNote {
+  std::string File;
+  unsigned Offset = 0;
+  std::string Message;
+};
+
 struct ReportedFinding {
   std::string Check;
   std::string File;
@@ -25,11 +31,18 @@ struct ReportedFinding {
   std::string Message;
   std::string Dependency; ///< "false", "true", "intentional"
   bool Fixable = false;
+  bool WarningAsError = false; ///< --warnings-as-errors matched its check
+  std::string Level = "warning"; ///< SARIF level: error, warning or note
+  std::vector<ReportedNote> Notes;
   std::vector<ReportedReplacement> Fix;
   std::string SourceLine; ///< the finding's line, whitespace-normalised (baselines)
 };
 
 /// Findings of torch-sync checks (compiler diagnostics are not findings).
+/// Problems of a configuration: check globs that match no check, options of
+/// unknown checks. One line each.
+std::vector<std::string> configProblems(const clang::tidy::ClangTidyOptions &Options);
+
 /// Makes the paths of a finding, its notes and its fixes absolute (compile
 /// databases name files relative to their build directory).
 void makePathsAbsolute(clang::tidy::ClangTidyError &Error);
@@ -41,7 +54,16 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
 
 /// SARIF 2.1.0: rules and results through clang's SarifDocumentWriter; each fix
 /// is added to its result as a SARIF `fix` (clang's writer has no fixes).
-void printSarif(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &OS);
+/// SARIF 2.1.0 as GitHub code scanning reads it: paths relative to Root
+/// (%SRCROOT%), rules with help from the check pages, fingerprints.
+void printSarif(const std::vector<ReportedFinding> &Findings, llvm::StringRef Root,
+                llvm::StringRef ToolVersion, llvm::raw_ostream &OS);
+
+/// The default --sarif-root: the nearest directory above Cwd with a .git, else Cwd.
+std::string sarifRootFor(llvm::StringRef Cwd);
+
+/// Percent-encodes a path for a URI (unreserved characters and '/' stay).
+std::string percentEncodePath(llvm::StringRef Path);
 
 /// Baselines: findings matched by check, file and normalised source line, so edits
 /// elsewhere in a file do not bring a baselined finding back.
