@@ -1,4 +1,5 @@
 #include "TorchApi.h"
+#include "clang/Lex/Lexer.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -25,6 +26,42 @@ static std::string qualifiedNameOf(QualType T) {
   if (const auto *TD = T->getAsTagDecl())
     return TD->getQualifiedNameAsString();
   return {};
+}
+
+static constexpr llvm::StringLiteral InsertedSyncTag = "NOLINT(torch-sync-*): torch-syncfree";
+
+std::string insertedSyncComment(llvm::StringRef Why) {
+  return (" /* " + InsertedSyncTag + ", " + Why + " */").str();
+}
+
+std::string insertedSyncMarker(llvm::StringRef Why) {
+  return (" /* torch-syncfree: " + Why + " */").str();
+}
+
+bool isMarkedInsertedSync(const Expr *E, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation End = SM.getSpellingLoc(E->getEndLoc());
+  End = Lexer::getLocForEndOfToken(End, 0, SM, Ctx.getLangOpts());
+  if (End.isInvalid())
+    return false;
+  bool Invalid = false;
+  llvm::StringRef Buffer = SM.getBufferData(SM.getFileID(End), &Invalid);
+  if (Invalid)
+    return false;
+  return Buffer.substr(SM.getFileOffset(End)).ltrim(" \t").starts_with("/* torch-syncfree:");
+}
+
+bool isOnInsertedSyncLine(SourceLocation Loc, const SourceManager &SM) {
+  SourceLocation Spelling = SM.getSpellingLoc(Loc);
+  bool Invalid = false;
+  llvm::StringRef Buffer = SM.getBufferData(SM.getFileID(Spelling), &Invalid);
+  if (Invalid)
+    return false;
+  unsigned Offset = SM.getFileOffset(Spelling);
+  size_t Begin = Buffer.take_front(Offset).rfind('\n');
+  Begin = Begin == llvm::StringRef::npos ? 0 : Begin + 1;
+  llvm::StringRef Line = Buffer.substr(Begin).split('\n').first;
+  return Line.contains(InsertedSyncTag);
 }
 
 bool isTensorType(QualType T) {

@@ -72,6 +72,20 @@ bool isTensorFactoryName(llvm::StringRef Name);
 /// directly on the GPU gives the same values as creating on the CPU and copying.
 bool isDeterministicFillFactory(llvm::StringRef Name);
 
+/// The comment a fix appends to a sync it inserts on purpose (the one read
+/// after a loop, the one coalesced copy): clang-tidy's NOLINT keeps every check
+/// off that line, in the plugin and the tool alike, and a reader sees why the
+/// sync is there. Checks that gather several reads also leave such lines alone,
+/// so a second --fix run finds nothing new (the fixed point).
+std::string insertedSyncComment(llvm::StringRef Why);
+/// An inline " /* torch-syncfree: <why> */" written right after a sync a fix
+/// keeps on purpose inside an expression (the any() guard's one bool).
+std::string insertedSyncMarker(llvm::StringRef Why);
+/// Whether E is immediately followed by insertedSyncMarker().
+bool isMarkedInsertedSync(const clang::Expr *E, clang::ASTContext &Ctx);
+/// Whether the line of Loc carries insertedSyncComment().
+bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager &SM);
+
 namespace matchers {
 using namespace clang::ast_matchers;
 /// An expression whose type is a tensor (value, reference or const reference).

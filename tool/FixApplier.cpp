@@ -8,6 +8,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
 #include "SafeFileSystem.h"
+#include <map>
 #include <thread>
 
 using namespace clang;
@@ -215,6 +216,45 @@ static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
         Out << Script[X].first << Line << "\n";
     }
     K = End;
+  }
+}
+
+void mergeCoincidentInsertions(std::vector<tidy::ClangTidyError> &Errors) {
+  // The first finding with an insertion at (file, offset) takes the text of
+  // the later ones, in the order --fix applies them (a later insertion goes
+  // after an earlier one), so the export and --fix write the same file.
+  std::map<std::pair<std::string, unsigned>, std::pair<size_t, std::string>> First;
+  for (size_t I = 0; I < Errors.size(); ++I)
+    for (auto &Entry : Errors[I].Message.Fix) {
+      tooling::Replacements Kept;
+      for (const tooling::Replacement &R : Entry.second) {
+        if (R.getLength() != 0) {
+          llvm::consumeError(Kept.add(R));
+          continue;
+        }
+        auto Key = std::make_pair(Entry.first().str(), R.getOffset());
+        auto [It, Inserted] = First.try_emplace(Key, I, "");
+        if (!Inserted && It->second.first != I) {
+          It->second.second += R.getReplacementText().str();
+          continue; // moved into the first finding's insertion
+        }
+        llvm::consumeError(Kept.add(R));
+      }
+      Entry.second = std::move(Kept);
+    }
+  for (auto &[Key, Owner] : First) {
+    if (Owner.second.empty())
+      continue;
+    tooling::Replacements &Fix = Errors[Owner.first].Message.Fix[Key.first];
+    tooling::Replacements Updated;
+    for (const tooling::Replacement &R : Fix) {
+      if (R.getLength() == 0 && R.getOffset() == Key.second)
+        llvm::consumeError(Updated.add(tooling::Replacement(
+            R.getFilePath(), R.getOffset(), 0, (R.getReplacementText() + Owner.second).str())));
+      else
+        llvm::consumeError(Updated.add(R));
+    }
+    Fix = std::move(Updated);
   }
 }
 

@@ -26,6 +26,11 @@ struct FixSummary {
 FixSummary applyFixes(const std::vector<clang::tidy::ClangTidyError> &Errors, bool DryRun,
                       llvm::raw_ostream &Out, llvm::raw_ostream &Log);
 
+/// Merges insertions that several findings make at one place of a file into
+/// the first finding's (clang-apply-replacements refuses two insertions at one
+/// offset); the text is what --fix would insert there.
+void mergeCoincidentInsertions(std::vector<clang::tidy::ClangTidyError> &Errors);
+
 /// Sleeps at \p Point when TORCH_SYNCFREE_TESTING_PAUSE names it (tests only).
 void pauseForTesting(llvm::StringRef Point);
 

@@ -697,7 +697,9 @@ int main(int argc, const char **argv) {
   if (!ExportFixes.empty()) {
     std::string YAML;
     raw_string_ostream OS(YAML);
-    exportReplacements(Files.size() == 1 ? Files.front() : "", AllFindings, OS);
+    std::vector<ClangTidyError> Exported = AllFindings;
+    torch_syncfree::mergeCoincidentInsertions(Exported);
+    exportReplacements(Files.size() == 1 ? Files.front() : "", Exported, OS);
     if (ExportFixes == "-") {
       outs() << YAML;
     } else {

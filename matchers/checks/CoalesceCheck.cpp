@@ -154,9 +154,12 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
     std::optional<Read> R;
     StatementKind Kind = classifyStatement(S, oracle(Ctx), classifier(Ctx),
                                            [&](Placement P) { return mayBeOnGpu(P); }, R);
-    // A read that torch-sync-deferred-accumulate moves out of the loop is not coalesced.
-    if (Kind == StatementKind::Candidate && isCheckEnabled("torch-sync-deferred-accumulate") &&
-        DeferredAccumulateCheck::reportsItem(Ctx, R->Item))
+    // A read that torch-sync-deferred-accumulate moves out of the loop is not
+    // coalesced, and neither is a read a fix inserted (its one read after a loop).
+    if (Kind == StatementKind::Candidate &&
+        ((isCheckEnabled("torch-sync-deferred-accumulate") &&
+          DeferredAccumulateCheck::reportsItem(Ctx, R->Item)) ||
+         isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
       Kind = StatementKind::Barrier;
     switch (Kind) {
     case StatementKind::Neutral:
@@ -240,8 +243,10 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
   Edits.insert(Edits.begin(),
                insertBefore(selectPoint(First->getBeginLoc()),
-                            cat("auto " + Name + " = " + NS + "stack({" + Elements + "}).cpu();\n" +
-                                Indent)));
+                            cat("auto " + Name + " = " + NS + "stack({" + Elements + "}).cpu();" +
+                                insertedSyncComment("one copy for " + std::to_string(Run.size()) +
+                                                    " reads") +
+                                "\n" + Indent)));
   Finding F;
   F.What = std::to_string(Run.size()) + " `item()` reads of " +
            (AllGpu ? "GPU tensors" : "tensors that may be on the GPU") + " in a row (lines " +

@@ -208,7 +208,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                                        "zeros({}, " + Dtype + ");\n" + Indent)),
        changeTo(selectTokens(Accumulate), cat(Accumulator + " = " + Accumulator + " + (" + DeviceSummand + ")")),
        insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
-                                     Accumulator + ".item<" + ItemType + ">();"))},
+                                     Accumulator + ".item<" + ItemType + ">();" +
+                                     insertedSyncComment("one read after the loop")))},
       Result);
   report(Accumulate->getOperatorLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }

@@ -142,7 +142,9 @@ void DynamicShapeCheck::check(const MatchFinder::MatchResult &Result) {
                         (isa<MemberExpr>(Plain) && isSideEffectFree(Plain));
       if (!Test->ViaNumel || Repeatable) {
         std::string X = asPostfix(Ctx, Subject);
-        std::string Any = X + ".any().item<bool>()";
+        // The one bool stays a sync, on purpose: marked so that no check
+        // reports the fix's own read (a second --fix run changes nothing).
+        std::string Any = X + ".any().item<bool>()" + insertedSyncMarker("one bool, no index list");
         std::string Replacement;
         if (!Test->ViaNumel)
           Replacement = Test->NonEmpty ? Any : "!" + Any;

@@ -95,6 +95,8 @@ void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
   StringRef Name = calleeName(Call);
   if (Name == "item" && !isItemBool(Call))
     return; // other item<T>() calls are torch-sync-item's
+  if (isMarkedInsertedSync(Call, Ctx))
+    return; // a sync a fix left on purpose
   Placement Where = oracle(Ctx).tensorPlacement(Object);
   if (!mayBeOnGpu(Where))
     return;

@@ -36,24 +36,24 @@ int guards(torch::Tensor maybe_gpu) {
   int hits = 0;
   if ((x > 0).nonzero().size(0) > 0)
     // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `nonzero` on a GPU tensor {{.*}}; this only tests for emptiness: `(x > 0).any()` answers on the device without building the index list (the host still reads one bool unless the decision moves to the device) [torch-sync-dynamic-shape]
-    // CHECK-FIXES: if ((x > 0).any().item<bool>())
+    // CHECK-FIXES: if ((x > 0).any().item<bool>() /* torch-syncfree: one bool, no index list */)
     ++hits;
   if (torch::nonzero(maybe_gpu).size(0) == 0)
     // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `nonzero` on a tensor that may be on the GPU
-    // CHECK-FIXES: if (!maybe_gpu.any().item<bool>())
+    // CHECK-FIXES: if (!maybe_gpu.any().item<bool>() /* torch-syncfree: one bool, no index list */)
     ++hits;
   bool any_nan = 0 < x.isnan().nonzero().size(0);
   // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: `nonzero` on a GPU tensor
-  // CHECK-FIXES: bool any_nan = x.isnan().any().item<bool>();
+  // CHECK-FIXES: bool any_nan = x.isnan().any().item<bool>() /* torch-syncfree: one bool, no index list */;
   auto mask = x > 1;
   // numel() of nonzero(x) is 0 for a 0-dim x: the fix keeps a dim() test.
   if (mask.nonzero().numel())
     // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `nonzero` on a GPU tensor
-    // CHECK-FIXES: if ((mask.dim() > 0 && mask.any().item<bool>()))
+    // CHECK-FIXES: if ((mask.dim() > 0 && mask.any().item<bool>() /* torch-syncfree: one bool, no index list */))
     ++hits;
   while (torch::argwhere(mask).numel() >= 1)
     // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `argwhere` on a GPU tensor
-    // CHECK-FIXES: while ((mask.dim() > 0 && mask.any().item<bool>()))
+    // CHECK-FIXES: while ((mask.dim() > 0 && mask.any().item<bool>() /* torch-syncfree: one bool, no index list */))
     break;
   // Not an emptiness test, or numel() of an expression that would be repeated: no fix.
   if ((x > 0).nonzero().numel() > 0)

@@ -12,12 +12,12 @@ int checked_step(torch::Tensor x) {
   int hits = 0;
   if ((y > 0).nonzero().size(0) > 0)
     // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `nonzero` on a tensor that may be on the GPU {{.*}}[torch-sync-dynamic-shape]
-    // CHECK-FIXES: if ((y > 0).any().item<bool>())
+    // CHECK-FIXES: if ((y > 0).any().item<bool>() /* torch-syncfree: one bool, no index list */)
     ++hits;
   auto mask = y < -1;
   if (torch::nonzero(mask).numel() == 0)
     // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `nonzero` on a tensor that may be on the GPU {{.*}}[torch-sync-dynamic-shape]
-    // CHECK-FIXES: if ((mask.dim() == 0 || !mask.any().item<bool>()))
+    // CHECK-FIXES: if ((mask.dim() == 0 || !mask.any().item<bool>() /* torch-syncfree: one bool, no index list */))
     ++hits;
   return hits;
 }
