@@ -1,6 +1,7 @@
 #include "CompileCommandSanitizer.h"
 
 #include "clang/Options/Options.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Option/Arg.h"
 #include "llvm/Option/ArgList.h"
@@ -163,10 +164,14 @@ bool affectsParsing(const opt::Option &O) {
 /// Driver mode of argv[0]: `clang` for C compilers, `clang++` otherwise.
 std::string driverFor(StringRef Argv0) {
   std::string Driver = ToolchainPaths::get().ClangDriver;
+  // gcc, cc, clang, gcc-12, clang-22, x86_64-linux-gnu-gcc-12: C drivers;
+  // anything else (c++, g++, clang++, nvcc, "clang-tool") is C++.
   StringRef Base = sys::path::filename(Argv0);
-  bool IsCCompiler = (Base.starts_with("gcc") || Base.starts_with("cc") ||
-                      Base == "clang" || Base.starts_with("clang-")) &&
-                     !Base.contains("++");
+  StringRef Stem = Base;
+  while (!Stem.empty() && (llvm::isDigit(Stem.back()) || Stem.back() == '.' || Stem.back() == '-'))
+    Stem = Stem.drop_back();
+  bool IsCCompiler = Stem == "gcc" || Stem == "cc" || Stem == "clang" || Stem.ends_with("-gcc") ||
+                     Stem.ends_with("-cc") || Stem.ends_with("-clang");
   if (IsCCompiler && StringRef(Driver).ends_with("clang++"))
     Driver.resize(Driver.size() - 2);
   return Driver;
@@ -190,8 +195,21 @@ std::vector<std::string> sanitizeArgs(ArrayRef<const char *> Args, SanitizerRepo
     }
     if (!affectsParsing(O))
       continue; // outputs, linker and optimiser options: irrelevant to parsing
+    if (O.getID() == opts::OPT__DASH_DASH &&
+        llvm::none_of(A->getValues(), [](const char *V) { return V[0] == '-'; })) {
+      // "-- <inputs>" as plain inputs: clang-tidy appends ExtraArgs at the very
+      // end of the command, where "--" would make them file names.
+      for (const char *V : A->getValues())
+        Kept.emplace_back(V);
+      continue;
+    }
     opt::ArgStringList Rendered;
     A->render(Parsed, Rendered);
+    // -D X -> -DX: the joined spelling users write (and --removed-arg names).
+    if (O.getKind() == opt::Option::JoinedOrSeparateClass && Rendered.size() == 2) {
+      Kept.push_back(std::string(Rendered[0]) + Rendered[1]);
+      continue;
+    }
     for (const char *S : Rendered)
       Kept.emplace_back(S);
   }
@@ -306,8 +324,9 @@ std::string SanitizedDatabase::commandError(StringRef File) const {
 namespace {
 class SanitizingOptionsProvider : public tidy::ClangTidyOptionsProvider {
 public:
-  explicit SanitizingOptionsProvider(std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner)
-      : Inner(std::move(Inner)) {}
+  SanitizingOptionsProvider(std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner,
+                            std::vector<std::string> RemovedArgs)
+      : Inner(std::move(Inner)), RemovedArgs(std::move(RemovedArgs)) {}
   const tidy::ClangTidyGlobalOptions &getGlobalOptions() override {
     return Inner->getGlobalOptions();
   }
@@ -319,6 +338,9 @@ public:
         if (*List) {
           SanitizerReport Report;
           **List = sanitizeExtraArgs(**List, Report);
+          llvm::erase_if(**List, [&](const std::string &Arg) {
+            return llvm::is_contained(RemovedArgs, Arg);
+          });
           warnDropped(Report, "the ExtraArgs of " + Source.second);
         }
     return Sources;
@@ -326,12 +348,14 @@ public:
 
 private:
   std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner;
+  std::vector<std::string> RemovedArgs;
 };
 } // namespace
 
 std::unique_ptr<tidy::ClangTidyOptionsProvider>
-sanitizeOptionsProvider(std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner) {
-  return std::make_unique<SanitizingOptionsProvider>(std::move(Inner));
+sanitizeOptionsProvider(std::unique_ptr<tidy::ClangTidyOptionsProvider> Inner,
+                        std::vector<std::string> RemovedArgs) {
+  return std::make_unique<SanitizingOptionsProvider>(std::move(Inner), std::move(RemovedArgs));
 }
 
 void scrubCompilerEnvironment() {

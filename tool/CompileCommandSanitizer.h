@@ -64,8 +64,10 @@ private:
 
 /// Wraps a .clang-tidy options provider so that ExtraArgs and ExtraArgsBefore
 /// pass through the same sanitiser as compile commands.
+/// RemovedArgs (--removed-arg) are taken out of them too.
 std::unique_ptr<clang::tidy::ClangTidyOptionsProvider>
-sanitizeOptionsProvider(std::unique_ptr<clang::tidy::ClangTidyOptionsProvider> Inner);
+sanitizeOptionsProvider(std::unique_ptr<clang::tidy::ClangTidyOptionsProvider> Inner,
+                        std::vector<std::string> RemovedArgs = {});
 
 /// CCC_OVERRIDE_OPTIONS and friends edit every clang command line; the tool
 /// ignores them (with a warning) so the environment cannot smuggle options in.

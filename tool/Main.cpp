@@ -164,6 +164,11 @@ cl::list<std::string> LoadPlugins("load", cl::desc("Not supported: the checks ar
 
 constexpr int ExitClean = 0, ExitFindings = 1, ExitUsage = 2;
 
+/// "1 finding", "2 findings".
+std::string counted(size_t N, StringRef Noun) {
+  return std::to_string(N) + " " + Noun.str() + (N == 1 ? "" : "s");
+}
+
 int usageError(const Twine &Message) {
   errs() << "torch-syncfree: error: " << Message << "\n";
   return ExitUsage;
@@ -221,10 +226,12 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
       exit(ExitUsage);
     }
     return torch_syncfree::sanitizeOptionsProvider(
-        std::make_unique<ConfigOptionsProvider>(Global, Defaults, *Parsed, Overrides));
+        std::make_unique<ConfigOptionsProvider>(Global, Defaults, *Parsed, Overrides),
+        std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
   }
   return torch_syncfree::sanitizeOptionsProvider(
-      std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides));
+      std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides),
+      std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
 }
 
 /// Lines changed since a git ref, as a clang-tidy line filter (JSON). Runs
@@ -430,6 +437,7 @@ int main(int argc, const char **argv) {
   }
 
   std::unique_ptr<tooling::CompilationDatabase> Database;
+  bool FromDashDash = false; // flags after `--` apply to every file as given
   if (!BuildPath.empty()) {
     std::string Error;
     SmallString<256> JsonPath(BuildPath);
@@ -442,6 +450,7 @@ int main(int argc, const char **argv) {
       return usageError("cannot read " + JsonPath + ": " + StringRef(Error).trim());
   } else if (Fixed) {
     Database = std::move(Fixed);
+    FromDashDash = true;
   } else {
     if (Sources.empty())
       return usageError("no input files (give sources, or -p <build dir>)");
@@ -463,7 +472,7 @@ int main(int argc, const char **argv) {
     File = std::string(Absolute);
     ListedSet.insert(File);
   }
-  bool Interpolate = !BuildPath.empty() || !Fixed;
+  bool Interpolate = !FromDashDash;
   if (Interpolate)
     Database = tooling::inferMissingCompileCommands(std::move(Database));
   auto Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(std::move(Database));
@@ -581,10 +590,11 @@ int main(int argc, const char **argv) {
           double Elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - Clock).count();
           if (Terminal)
             errs() << "\r[" << Finished << "/" << Files.size() << "] " << FindingCount
-                   << " findings, " << format("%.1f", Elapsed) << " s" << (Finished == Files.size() ? "\n" : "");
+                   << (FindingCount == 1 ? " finding, " : " findings, ") << format("%.1f", Elapsed)
+                   << " s" << (Finished == Files.size() ? "\n" : "");
           else
             errs() << "torch-syncfree: [" << Finished << "/" << Files.size() << "] " << Files[I]
-                   << ": " << Unit.Findings.size() << " findings\n";
+                   << ": " << counted(Unit.Findings.size(), "finding") << "\n";
         }
       });
     Pool.wait();
@@ -729,8 +739,8 @@ int main(int argc, const char **argv) {
     for (const auto &F : Reported)
       ++PerCheck[F.Check], ++PerClass[F.Dependency];
     double Elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - Clock).count();
-    errs() << "\ntorch-syncfree summary: " << Files.size() << " translation units, "
-           << Reported.size() << " findings";
+    errs() << "\ntorch-syncfree summary: " << counted(Files.size(), "translation unit") << ", "
+           << counted(Reported.size(), "finding");
     if (Baselined)
       errs() << " (" << Baselined << " more in the baseline)";
     errs() << ", " << format("%.1f", Elapsed) << " s with " << Threads << " jobs\n";
@@ -739,8 +749,9 @@ int main(int argc, const char **argv) {
     for (const auto &[Class, Count] : PerClass)
       errs() << "  " << left_justify(Class + " dependency", 34) << right_justify(std::to_string(Count), 6) << "\n";
     if (ApplyFixes)
-      errs() << "  fixes applied " << Fixes.Applied << ", skipped " << Fixes.Skipped
-             << ", files changed " << Fixes.FilesChanged << "\n";
+      errs() << "  fixes " << (DryRun ? "that would be applied " : "applied ") << Fixes.Applied
+             << ", skipped " << Fixes.Skipped << ", files " << (DryRun ? "that would change " : "changed ")
+             << Fixes.FilesChanged << "\n";
   }
   if (Fixes.WriteFailed)
     return ExitUsage;
