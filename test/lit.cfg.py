@@ -52,6 +52,11 @@ if shutil.which("nvim"):
     config.available_features.add("nvim")
 else:
     lit_config.note("nvim not found (apt-get install neovim): nvim.test is UNSUPPORTED")
+if shutil.which("pre-commit"):
+    config.available_features.add("pre-commit")
+else:
+    lit_config.note("pre-commit not found (apt-get install pre-commit): pre-commit.test is UNSUPPORTED")
+config.substitutions.append(("%{path}", os.environ.get("PATH", "/usr/bin:/bin")))
 multitool = os.path.join(config.torch_syncfree_src, ".cache", "sarif-multitool", "node_modules",
                          "@microsoft", "sarif-multitool-linux", "Sarif.Multitool")
 if os.access(multitool, os.X_OK):
@@ -119,4 +124,5 @@ config.substitutions.append(
     ("%count", "%s -c \"import sys; n = len(sys.stdin.read().splitlines()); "
                "sys.exit(0 if n == int(sys.argv[1]) else (print('expected', sys.argv[1], 'lines, got', n) or 1))\"" % python))
 config.substitutions.append(("%{bindir}", os.path.join(config.torch_syncfree_bin, "bin")))
+config.substitutions.append(("%{builddir}", config.torch_syncfree_bin))
 config.substitutions.append(("%{plugin}", plugin))
