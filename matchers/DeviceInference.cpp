@@ -245,10 +245,7 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
     if (!(Construct && Construct->getNumArgs() == 0))
       Result = Evaluate(Init);
   }
-  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
-                    *Body, Ctx);
-  for (const auto &Node : Refs) {
-    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+  for (const DeclRefExpr *Ref : referencesTo(*Body, VD)) {
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     if (Parents.empty())
       continue;
@@ -742,9 +739,7 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
       "size", "empty", "begin", "end", "cbegin", "cend", "rbegin", "rend", "at", "front",
       "back", "operator[]", "reserve", "clear", "pop_back", "capacity", "erase", "value",
       "has_value", "reset"};
-  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")), *Body, Ctx);
-  for (const auto &Node : Refs) {
-    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+  for (const DeclRefExpr *Ref : referencesTo(*Body, VD)) {
     if (escapes(Ctx, Ref)) {
       Result = join(Result, std::optional(Placement::Unknown));
       continue;
@@ -798,11 +793,8 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
           const VarDecl *LoopVar = Loop->getLoopVariable();
           QualType T = LoopVar->getType();
           if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified()) {
-            auto Writes = match(
-                findAll(declRefExpr(to(varDecl(equalsNode(LoopVar)))).bind("ref")),
-                *Loop->getBody(), Ctx);
-            for (const auto &Write : Writes)
-              Result = join(Result, storedPlacement(Write.getNodeAs<DeclRefExpr>("ref")));
+            for (const DeclRefExpr *Write : referencesTo(*Loop->getBody(), LoopVar))
+              Result = join(Result, storedPlacement(Write));
           }
         }
     }

@@ -71,6 +71,7 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 }
 
 void SyncCheck::onStartOfTranslationUnit() {
+  resetTemplateInstantiationMemo();
   AnalysedContext = nullptr;
   Oracle.reset();
   Classifier.reset();

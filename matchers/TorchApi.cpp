@@ -28,6 +28,98 @@ static std::string qualifiedNameOf(QualType T) {
   return {};
 }
 
+namespace {
+struct InstantiationMemo {
+  const ASTContext *Ctx = nullptr;
+  llvm::DenseMap<const Stmt *, bool> Answers;
+};
+thread_local InstantiationMemo Memo;
+
+bool declIsInInstantiation(const Decl *D) {
+  for (const DeclContext *DC = isa<DeclContext>(D) ? cast<DeclContext>(D) : D->getDeclContext();
+       DC; DC = DC->getParent()) {
+    if (const auto *FD = dyn_cast<FunctionDecl>(DC);
+        FD && FD->getTemplateSpecializationKind() != TSK_Undeclared &&
+        FD->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+      return true;
+    if (const auto *RD = dyn_cast<CXXRecordDecl>(DC);
+        RD && RD->getTemplateSpecializationKind() != TSK_Undeclared &&
+        RD->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+      return true;
+  }
+  return false;
+}
+} // namespace
+
+namespace {
+using ReferenceIndex =
+    llvm::DenseMap<const VarDecl *, llvm::SmallVector<const DeclRefExpr *, 4>>;
+thread_local llvm::DenseMap<const Stmt *, std::unique_ptr<ReferenceIndex>> ReferenceIndices;
+thread_local llvm::DenseMap<const Stmt *, const Stmt *> LoopMemo;
+} // namespace
+
+void resetTemplateInstantiationMemo() {
+  Memo.Ctx = nullptr;
+  Memo.Answers.clear();
+  ReferenceIndices.clear();
+  LoopMemo.clear();
+}
+
+llvm::ArrayRef<const DeclRefExpr *> referencesTo(const Stmt &Root, const VarDecl *VD) {
+  std::unique_ptr<ReferenceIndex> &Index = ReferenceIndices[&Root];
+  if (!Index) {
+    Index = std::make_unique<ReferenceIndex>();
+    llvm::SmallVector<const Stmt *, 64> Stack{&Root};
+    while (!Stack.empty()) { // pre-order, children left to right
+      const Stmt *S = Stack.pop_back_val();
+      if (!S)
+        continue;
+      if (const auto *Ref = dyn_cast<DeclRefExpr>(S))
+        if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl()))
+          (*Index)[Var->getCanonicalDecl()].push_back(Ref);
+      llvm::SmallVector<const Stmt *, 8> Children(S->child_begin(), S->child_end());
+      Stack.append(Children.rbegin(), Children.rend());
+    }
+  }
+  auto It = Index->find(VD->getCanonicalDecl());
+  if (It == Index->end())
+    return {};
+  return It->second;
+}
+
+bool isInTemplateInstantiationMemo(ASTContext &Ctx, const Stmt *S) {
+  if (Memo.Ctx != &Ctx) {
+    Memo.Ctx = &Ctx;
+    Memo.Answers.clear();
+  }
+  // Walk up to a statement already answered or to the first declaration,
+  // then answer for every statement on the way. Other nodes between (member
+  // initialisers, type locations) are walked through without memoising.
+  llvm::SmallVector<const Stmt *, 16> Path;
+  bool Answer = false;
+  DynTypedNode Current = DynTypedNode::create(*S);
+  for (unsigned Steps = 0; Steps < 100000; ++Steps) {
+    if (const auto *CurrentStmt = Current.get<Stmt>()) {
+      auto It = Memo.Answers.find(CurrentStmt);
+      if (It != Memo.Answers.end()) {
+        Answer = It->second;
+        break;
+      }
+      Path.push_back(CurrentStmt);
+    } else if (const auto *D = Current.get<Decl>()) {
+      Answer = declIsInInstantiation(D);
+      break;
+    }
+    auto Parents = Ctx.getParents(Current);
+    if (Parents.empty())
+      break;
+    Current = Parents[0];
+  }
+  for (const Stmt *P : Path)
+    Memo.Answers[P] = Answer;
+  return Answer;
+}
+
 static constexpr llvm::StringLiteral InsertedSyncTag = "NOLINT(torch-sync-*): torch-syncfree";
 
 std::string insertedSyncComment(llvm::StringRef Why) {
@@ -163,9 +255,36 @@ const Stmt *innermostAncestor(ASTContext &Ctx, const Stmt *S,
 }
 
 const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
-  return innermostAncestor(Ctx, S, [](const Stmt *Ancestor) {
-    return isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Ancestor);
-  });
+  // Memoised per TU: every site asks, and a walk to the function per site
+  // is quadratic on long expressions.
+  auto IsLoop = [](const Stmt *X) { return isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(X); };
+  if (auto It = LoopMemo.find(S); It != LoopMemo.end())
+    return It->second;
+  llvm::SmallVector<const Stmt *, 16> Path{S};
+  const Stmt *Answer = nullptr;
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      break;
+    Node = Parents[0];
+    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
+      break;
+    if (const auto *Ancestor = Node.get<Stmt>()) {
+      if (IsLoop(Ancestor)) {
+        Answer = Ancestor;
+        break;
+      }
+      if (auto It = LoopMemo.find(Ancestor); It != LoopMemo.end()) {
+        Answer = It->second;
+        break;
+      }
+      Path.push_back(Ancestor);
+    }
+  }
+  for (const Stmt *P : Path)
+    LoopMemo[P] = Answer;
+  return Answer;
 }
 
 const Expr *calleeObject(const Expr *Call) {

@@ -86,6 +86,19 @@ bool isMarkedInsertedSync(const clang::Expr *E, clang::ASTContext &Ctx);
 /// Whether the line of Loc carries insertedSyncComment().
 bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager &SM);
 
+/// Whether S is in a template instantiation (memoised per TU; see
+/// matchers::inTemplateInstantiation). resetTemplateInstantiationMemo() at
+/// the start of each TU.
+bool isInTemplateInstantiationMemo(clang::ASTContext &Ctx, const clang::Stmt *S);
+void resetTemplateInstantiationMemo();
+
+/// Every DeclRefExpr naming VD inside Root, in source order. Indexed once per
+/// root and TU (one walk of Root for all its variables): the analyses ask
+/// this per use, and a findAll() matcher per question was quadratic (2,000
+/// reassignments of one variable took 52 s).
+llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
+                                                        const clang::VarDecl *VD);
+
 namespace matchers {
 using namespace clang::ast_matchers;
 /// An expression whose type is a tensor (value, reference or const reference).
@@ -96,16 +109,23 @@ inline auto tensorExpr() {
 inline auto tensorClass() {
   return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase"));
 }
+/// A statement inside a template instantiation. clang's
+/// isInTemplateInstantiation() is hasAncestor(...): a walk to the root for every
+/// candidate node, quadratic on long call chains (4,000 `.cuda().cpu()` took
+/// 38 s). This one memoises the answer per statement, so a TU costs one walk.
+AST_MATCHER(clang::Stmt, inTemplateInstantiation) {
+  return isInTemplateInstantiationMemo(Finder->getASTContext(), &Node);
+}
+/// Code the user wrote once: a template is checked in its definition, not in
+/// each instantiation.
+inline auto userCode() { return unless(inTemplateInstantiation()); }
 /// A call of one of the named methods of at::Tensor, binding the object as "object".
 template <typename... Names>
 auto tensorMethodCall(Names... MethodNames) {
   return cxxMemberCallExpr(
       callee(cxxMethodDecl(hasAnyName(MethodNames...), ofClass(tensorClass()))),
-      on(expr().bind("object")), unless(isInTemplateInstantiation()));
+      on(expr().bind("object")), userCode());
 }
-/// Code the user wrote once: a template is checked in its definition, not in
-/// each instantiation.
-inline auto userCode() { return unless(isInTemplateInstantiation()); }
 } // namespace matchers
 
 } // namespace torch_syncfree

@@ -117,7 +117,7 @@ bool UseClassifier::isLoggingCall(const CallExpr *Call) const {
 
 bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
   const SourceManager &SM = Ctx.getSourceManager();
-  SourceLocation Loc = E->getBeginLoc();
+  SourceLocation Loc = E->getExprLoc(); // O(1); getBeginLoc() walks a whole call chain
   while (Loc.isMacroID()) {
     StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
     if (builtinLoggingMacros().contains(Name))
@@ -150,12 +150,9 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
   if (!FD || !FD->getBody())
     return verdict(Dependency::True, "the value is stored in " + Name);
-  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
-                    *FD->getBody(), Ctx);
   std::optional<UseVerdict> FirstFalse;
   bool AllLogged = true;
-  for (const auto &Node : Refs) {
-    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+  for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), VD)) {
     // Skip plain re-assignments of the variable: they define, not use.
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     if (!Parents.empty())
@@ -179,6 +176,22 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
 }
 
 UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
+  // Memoised per expression and depth, including every expression the climb
+  // passed through (they share the answer): each sync site of a long call
+  // chain climbs the same chain, which was quadratic.
+  auto Key = std::make_pair(static_cast<const void *>(E), Depth);
+  if (auto It = UseMemo.find(Key); It != UseMemo.end())
+    return It->second;
+  llvm::SmallVector<const Expr *, 8> Visited;
+  UseVerdict V = classifyUseImpl(E, Depth, Visited);
+  UseMemo.try_emplace(Key, V);
+  for (const Expr *X : Visited)
+    UseMemo.try_emplace(std::make_pair(static_cast<const void *>(X), Depth), V);
+  return V;
+}
+
+UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
+                                          llvm::SmallVectorImpl<const Expr *> &Visited) {
   static const char *const Logged = "the value is only logged";
   if (Depth > 4)
     return verdict(Dependency::True, "the value flows through too many variables to follow");
@@ -194,6 +207,12 @@ UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
   DynTypedNode Current = DynTypedNode::create(*E);
   const Expr *CurrentExpr = E;
   while (true) {
+    if (CurrentExpr != E) {
+      if (auto It = UseMemo.find(std::make_pair(static_cast<const void *>(CurrentExpr), Depth));
+          It != UseMemo.end())
+        return It->second;
+      Visited.push_back(CurrentExpr);
+    }
     DynTypedNodeList Parents = Ctx.getParents(Current);
     if (Parents.empty())
       return verdict(Dependency::False, "the value is unused");

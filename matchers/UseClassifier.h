@@ -5,6 +5,8 @@
 #define TORCH_SYNCFREE_USECLASSIFIER_H
 
 #include "clang/AST/ASTContext.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "clang/AST/Expr.h"
 #include <string>
 #include <vector>
@@ -52,6 +54,9 @@ public:
 
 private:
   UseVerdict classifyUse(const clang::Expr *E, unsigned Depth);
+  UseVerdict classifyUseImpl(const clang::Expr *E, unsigned Depth,
+                             llvm::SmallVectorImpl<const clang::Expr *> &Visited);
+  llvm::DenseMap<std::pair<const void *, unsigned>, UseVerdict> UseMemo;
   UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
                               unsigned Depth);
   bool isLoggingMacroArgument(const clang::Expr *E) const;

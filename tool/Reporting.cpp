@@ -23,6 +23,9 @@ using namespace clang;
 
 namespace torch_syncfree {
 
+static thread_local std::pair<const char *, std::string> LastLine;
+static void resetLineMemo() { LastLine = {nullptr, ""}; }
+
 /// Line, column (1-based) and the normalised text of the line of a byte offset.
 static void locate(ReportedFinding &F,
                    llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> &Files) {
@@ -39,12 +42,17 @@ static void locate(ReportedFinding &F,
   size_t LastNewline = Text.rfind('\n');
   size_t LineStart = LastNewline == StringRef::npos ? 0 : LastNewline + 1;
   F.Column = F.Offset - LineStart + 1;
-  StringRef LineText = All.substr(LineStart).split('\n').first;
   // Whitespace-normalised: reformatting does not resurrect a baselined finding.
-  std::string Normalised;
-  for (char C : LineText)
-    if (!isspace(static_cast<unsigned char>(C)))
-      Normalised += C;
+  // Memoised per line: a generated line can hold thousands of findings.
+  if (LastLine.first != All.data() + LineStart) {
+    StringRef LineText = All.substr(LineStart).split('\n').first;
+    std::string Normalised;
+    for (char C : LineText)
+      if (!isspace(static_cast<unsigned char>(C)))
+        Normalised += C;
+    LastLine = {All.data() + LineStart, std::move(Normalised)};
+  }
+  const std::string &Normalised = LastLine.second;
   F.SourceLine = Normalised;
 }
 
@@ -97,6 +105,7 @@ void makePathsAbsolute(tidy::ClangTidyError &Error) {
 
 std::vector<ReportedFinding>
 collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
+  resetLineMemo();
   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> Files;
   std::vector<ReportedFinding> Findings;
   for (const tidy::ClangTidyError &Error : Errors) {

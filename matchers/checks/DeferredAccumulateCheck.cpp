@@ -111,9 +111,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
   bool UsedInLoop = false, ReadAfter = false;
   SourceRange LoopRange = Loop->getSourceRange();
-  for (const auto &Node :
-       match(findAll(declRefExpr(to(varDecl(equalsNode(Var)))).bind("ref")), *FD->getBody(), Ctx)) {
-    const auto *Ref = Node.getNodeAs<DeclRefExpr>("ref");
+  for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), Var)) {
     if (Ref == Lhs)
       continue;
     SourceLocation Loc = Ref->getBeginLoc();

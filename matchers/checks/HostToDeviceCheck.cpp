@@ -46,10 +46,7 @@ static bool sourceWrittenAfter(const Expr *Source, const Stmt *Copy, ASTContext 
     return false;
   const SourceManager &SM = Ctx.getSourceManager();
   SourceLocation CopyEnd = Copy->getEndLoc();
-  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")),
-                    *FD->getBody(), Ctx);
-  for (const auto &Node : Refs) {
-    const auto *Use = Node.getNodeAs<DeclRefExpr>("ref");
+  for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
     bool After = SM.isBeforeInTranslationUnit(CopyEnd, Use->getBeginLoc());
     bool SameLoop = LoopLine != 0 && Use != Ref;
     if (!After && !SameLoop)

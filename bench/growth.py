@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Prints how torch-syncfree's time grows with pathological input sizes, as a
+ratio to `clang++-22 -fsyntax-only` on the same file (issue 10: each case
+within 3x clang). A benchmark, not a test: it prints figures and never fails.
+
+Cases (n = 1k, 10k, 100k by default):
+  chain  `t.cuda().cpu()` repeated n/2 times in one expression (n sync calls)
+  ifs    n/2 `if (...) x = x.cuda(); else x = x.cpu();` reassigning one variable
+  sum    a sum of n tensor terms
+
+usage: bench/growth.py [--sizes 1000,10000,100000] [--build build] [--timeout 600]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MOCK = os.path.join(ROOT, "test", "mock", "include")
+
+
+def source(case, n):
+    head = "#include <torch/torch.h>\n"
+    if case == "chain":
+        return head + "float f(torch::Tensor t) { auto x = t" + ".cuda().cpu()" * (n // 2) + \
+            "; return x.sum().item<float>(); }\n"
+    if case == "ifs":
+        body = "".join("  if (t.dim() > %d) x = x.cuda(); else x = x.cpu();\n" % (i % 5)
+                       for i in range(n // 2))
+        return head + "float f(torch::Tensor t) {\n  auto x = t;\n" + body + \
+            "  return x.sum().item<float>();\n}\n"
+    return head + "float f(torch::Tensor t) { auto x = t" + " + t" * n + \
+        "; return x.sum().item<float>(); }\n"
+
+
+def timed(cmd, timeout):
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        return elapsed, "exit %d" % proc.returncode
+    return elapsed, ""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--timeout", type=int, default=600)
+    args = parser.parse_args()
+    tool = os.path.join(args.build, "bin", "torch-syncfree")
+    flags = ["-std=c++17", "-isystem", MOCK, "-fbracket-depth=1000000"]
+    print("%-6s %8s %10s %10s %7s  %s" % ("case", "n", "clang s", "tool s", "ratio", "note"))
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in ("chain", "ifs", "sum"):
+            for n in [int(s) for s in args.sizes.split(",")]:
+                path = os.path.join(tmp, "%s_%d.cpp" % (case, n))
+                with open(path, "w") as f:
+                    f.write(source(case, n))
+                clang, clang_note = timed(["clang++-22", "-fsyntax-only"] + flags + [path],
+                                          args.timeout)
+                ours, our_note = timed([tool, "--quiet", path, "--"] + flags, args.timeout)
+                ratio = "%.2fx" % (ours / clang) if clang and ours else "-"
+                note = "; ".join(x for x in ("clang " + clang_note if clang_note else "",
+                                             "tool " + our_note if our_note else "") if x)
+                print("%-6s %8d %10s %10s %7s  %s" % (
+                    case, n, "%.2f" % clang if clang else "-", "%.2f" % ours if ours else "-",
+                    ratio, note))
+                sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
