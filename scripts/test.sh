@@ -1,23 +1,50 @@
 #!/usr/bin/env bash
 # The README's "test" command (and CI's): install what is missing, build, run every
 # lit suite (per-check cases through both front ends, the standalone tool, the
-# real-header suite against LibTorch 1.13 and 2.11), then print one summary line.
+# real-header suite against LibTorch 1.13 and 2.11), then the mock-header suites
+# again under AddressSanitizer+UndefinedBehaviorSanitizer (build-asan/; skipped with
+# --no-sanitize), then print one summary line.
+#   scripts/test.sh               everything (what .ci/run runs)
+#   scripts/test.sh --no-sanitize the normal build's suites only
+#   scripts/test.sh --sanitize    the sanitizer suites only
 set -euo pipefail
 cd "$(dirname "$0")/.."
+normal=1 sanitize=1
+case "${1:-}" in
+  --no-sanitize) sanitize=0 ;;
+  --sanitize) normal=0 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--no-sanitize|--sanitize]" >&2; exit 2 ;;
+esac
 scripts/setup-deps.sh
-scripts/build.sh
 status=0
-lit-22 -v --time-tests -o build/test/results.json build/test || status=$?
-python3 - <<'PY'
+results=()
+if [ "$normal" = 1 ]; then
+  scripts/build.sh
+  lit-22 -v --time-tests -o build/test/results.json build/test || status=$?
+  results+=(build/test/results.json)
+fi
+if [ "$sanitize" = 1 ]; then
+  echo "== the mock-header suites under ASan+UBSan (build-asan/) =="
+  scripts/build.sh build-asan -DTORCH_SYNCFREE_SANITIZE=ON
+  lit-22 -v --time-tests -o build-asan/test/results.json \
+    build-asan/test/checks build-asan/test/catalog build-asan/test/tool || status=$?
+  results+=(build-asan/test/results.json)
+fi
+python3 - "${results[@]}" <<'PY'
 import json
-results = json.load(open("build/test/results.json"))["tests"]
-codes = [t["code"] for t in results]
+import sys
+tests = []
+for path in sys.argv[1:]:
+    tag = " (sanitizers)" if "asan" in path else ""
+    tests += [(t["name"] + tag, t["code"]) for t in json.load(open(path))["tests"]]
+codes = [c for _, c in tests]
 passed = sum(c in ("PASS", "XFAIL") for c in codes)
 failed = sum(c in ("FAIL", "XPASS", "UNRESOLVED", "TIMEOUT") for c in codes)
 skipped = sum(c == "UNSUPPORTED" for c in codes)
-for t in results:
-    if t["code"] == "UNSUPPORTED":
-        print("skipped (UNSUPPORTED: a REQUIRES feature is missing; the lit notes above say why):", t["name"])
+for name, code in tests:
+    if code == "UNSUPPORTED":
+        print("skipped (UNSUPPORTED: a REQUIRES feature is missing; the lit notes above say why):", name)
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
 PY
 exit $status

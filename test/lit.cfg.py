@@ -65,6 +65,17 @@ if os.access(multitool, os.X_OK):
 else:
     lit_config.note("Sarif.Multitool not installed (scripts/setup-deps.sh installs it with npm): "
                     "sarif-multitool.test is UNSUPPORTED")
+# A sanitizer build (scripts/test.sh --sanitize): ASan+UBSan in the tool; its
+# instrumented plugin cannot load into clang-tidy-22, so the plugin leg is off.
+if getattr(config, "torch_syncfree_sanitize", "OFF").upper() in ("ON", "1", "TRUE"):
+    config.environment["TORCH_SYNCFREE_TOOL_ONLY"] = "1"
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:halt_on_error=1"
+    config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+    config.environment["LSAN_OPTIONS"] = "suppressions=" + os.path.join(
+        config.torch_syncfree_src, "test", "lsan.supp")
+    lit_config.note("sanitizer build: checking the tool only (the plugin leg is off)")
+else:
+    config.available_features.add("plugin")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
