@@ -74,6 +74,8 @@ if getattr(config, "torch_syncfree_sanitize", "OFF").upper() in ("ON", "1", "TRU
     config.environment["LSAN_OPTIONS"] = "suppressions=" + os.path.join(
         config.torch_syncfree_src, "test", "lsan.supp")
     lit_config.note("sanitizer build: checking the tool only (the plugin leg is off)")
+    if os.path.exists(os.path.join(config.torch_syncfree_bin, "bin", "torch-syncfree-fuzz")):
+        config.available_features.add("fuzzer")
 else:
     config.available_features.add("plugin")
 config.test_format = lit.formats.ShTest(execute_external=False)
