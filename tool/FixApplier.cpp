@@ -23,8 +23,12 @@ void pauseForTesting(StringRef Point) {
     return;
   auto [Where, Millis] = StringRef(Spec).split(':');
   unsigned Ms = 0;
-  if (Where == Point && !Millis.getAsInteger(10, Ms))
+  if (Where == Point && !Millis.getAsInteger(10, Ms)) {
+    // The test waits for this line before it edits the file.
+    llvm::errs() << "torch-syncfree: testing: paused at " << Point << "\n";
+    llvm::errs().flush();
     std::this_thread::sleep_for(std::chrono::milliseconds(Ms));
+  }
 }
 
 /// Where a rewrite of Path lands: the target of a symbolic link (the link
@@ -51,6 +55,28 @@ static std::string writableTarget(StringRef Path, SmallVectorImpl<char> &Target)
   return "";
 }
 
+/// Temporary files of earlier runs beside Target that a SIGKILL left behind
+/// (no handler runs then): removed once they are ten minutes old, so a run
+/// in progress elsewhere keeps its own.
+static void removeStaleTemporaries(StringRef Target) {
+  StringRef Dir = llvm::sys::path::parent_path(Target);
+  std::string Prefix = (llvm::sys::path::filename(Target) + ".torch-syncfree-").str();
+  std::error_code EC;
+  auto Now = std::chrono::system_clock::now();
+  for (llvm::sys::fs::directory_iterator It(Dir.empty() ? "." : Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    StringRef Name = llvm::sys::path::filename(It->path());
+    if (!Name.starts_with(Prefix) || Name.size() != Prefix.size() + 6)
+      continue;
+    llvm::sys::fs::file_status Status;
+    if (llvm::sys::fs::status(It->path(), Status) ||
+        Status.type() != llvm::sys::fs::file_type::regular_file)
+      continue;
+    if (Now - Status.getLastModificationTime() > std::chrono::minutes(10))
+      llvm::sys::fs::remove(It->path());
+  }
+}
+
 std::string writeFileAtomically(StringRef Path, StringRef Contents,
                                 std::optional<uint64_t> ExpectedHash) {
   // Hand-written: llvm::writeToOutput renames a temporary file too, but the
@@ -63,6 +89,7 @@ std::string writeFileAtomically(StringRef Path, StringRef Contents,
   unsigned Mode = 0644;
   if (!llvm::sys::fs::status(Target, Status) && llvm::sys::fs::exists(Status))
     Mode = Status.permissions();
+  removeStaleTemporaries(Target);
   int FD = -1;
   llvm::SmallString<256> TempPath;
   std::string Model = (Target + ".torch-syncfree-%%%%%%").str();

@@ -290,6 +290,21 @@ elif scenario == "hostile":
                      "command": "clang++ -c g.cpp"}])
     c.open(other, STEP)
     show(c.diagnostics(uri_of(other)))
+    # Compile commands are data here too: options that would write a file or
+    # load code never reach clang (the same sanitiser as the batch tool).
+    evil = os.path.join(work, "evil")
+    os.makedirs(evil, exist_ok=True)
+    evil_src = os.path.join(evil, "e.cpp")
+    open(evil_src, "w").write(STEP)
+    marker = os.path.join(work, "marker.d")
+    write_db(evil, [{"directory": evil, "file": evil_src,
+                     "arguments": ["clang++", "-std=c++17", "-isystem", mock,
+                                   "-Wp,-MD," + marker, "-MD", "-MF", marker,
+                                   "-Xclang", "-load", "-Xclang", os.path.join(work, "evil.so"),
+                                   "-c", evil_src]}])
+    c.open(evil_src, STEP)
+    print("hostile flags: %d diagnostics, marker written: %s" % (
+        len(c.diagnostics(uri_of(evil_src))), os.path.exists(marker)))
     bad_uri = "file:///bad%zzuri.cpp"
     c.notify("textDocument/didOpen", {"textDocument": {"uri": bad_uri, "languageId": "cpp",
                                                        "version": 1, "text": ""}})
