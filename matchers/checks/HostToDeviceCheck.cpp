@@ -71,13 +71,15 @@ static bool sourceWrittenAfter(const Expr *Source, const Stmt *Copy, ASTContext 
   return false;
 }
 
-/// A loader batch: `batch.data` of a torch::data::Example, or a range-for variable.
+/// A loader batch: a field (`data`, `target`) of LibTorch's torch::data::Example,
+/// what torch::data data loaders yield. A user's own struct is not called one,
+/// whatever its name.
 static bool looksLikeLoaderBatch(const Expr *Source) {
   Source = ignoreWrappers(Source);
   if (const auto *ME = dyn_cast_or_null<MemberExpr>(Source)) {
     QualType Base = ME->getBase()->getType().getNonReferenceType();
     if (const auto *RD = Base->getAsCXXRecordDecl())
-      return RD->getName().contains("Example") || RD->getName().contains("Batch");
+      return RD->getName() == "Example" && isInTorchNamespace(RD);
   }
   return false;
 }
