@@ -27,21 +27,32 @@ static thread_local std::pair<const char *, std::string> LastLine;
 static void resetLineMemo() { LastLine = {nullptr, ""}; }
 
 /// Line, column (1-based) and the normalised text of the line of a byte offset.
-static void locate(ReportedFinding &F,
-                   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> &Files) {
-  auto &Buffer = Files[F.File];
-  if (!Buffer) {
+/// A file's text and the offsets its lines start at (one pass per file, then
+/// a binary search per finding: counting newlines per finding was quadratic).
+struct LoadedFile {
+  std::unique_ptr<llvm::MemoryBuffer> Buffer;
+  std::vector<size_t> LineStarts;
+};
+
+static void locate(ReportedFinding &F, llvm::StringMap<LoadedFile> &Files) {
+  LoadedFile &File = Files[F.File];
+  if (!File.Buffer) {
     auto Loaded = llvm::MemoryBuffer::getFile(F.File);
     if (!Loaded)
       return;
-    Buffer = std::move(*Loaded);
+    File.Buffer = std::move(*Loaded);
+    StringRef Text = File.Buffer->getBuffer();
+    File.LineStarts.push_back(0);
+    for (size_t I = 0; I < Text.size(); ++I)
+      if (Text[I] == '\n')
+        File.LineStarts.push_back(I + 1);
   }
-  StringRef All = Buffer->getBuffer();
-  StringRef Text = All.take_front(F.Offset);
-  F.Line = 1 + Text.count('\n');
-  size_t LastNewline = Text.rfind('\n');
-  size_t LineStart = LastNewline == StringRef::npos ? 0 : LastNewline + 1;
-  F.Column = F.Offset - LineStart + 1;
+  StringRef All = File.Buffer->getBuffer();
+  size_t Offset = std::min<size_t>(F.Offset, All.size());
+  auto Next = std::upper_bound(File.LineStarts.begin(), File.LineStarts.end(), Offset);
+  F.Line = Next - File.LineStarts.begin();
+  size_t LineStart = *(Next - 1);
+  F.Column = Offset - LineStart + 1;
   // Whitespace-normalised: reformatting does not resurrect a baselined finding.
   // Memoised per line: a generated line can hold thousands of findings.
   if (LastLine.first != All.data() + LineStart) {
@@ -106,7 +117,7 @@ void makePathsAbsolute(tidy::ClangTidyError &Error) {
 std::vector<ReportedFinding>
 collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
   resetLineMemo();
-  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> Files;
+  llvm::StringMap<LoadedFile> Files;
   std::vector<ReportedFinding> Findings;
   for (const tidy::ClangTidyError &Error : Errors) {
     if (!StringRef(Error.DiagnosticName).starts_with("torch-sync-"))

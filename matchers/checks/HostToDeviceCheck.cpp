@@ -35,8 +35,8 @@ static std::string namespacePrefix(StringRef Spelling) {
 /// Whether the named local source tensor is written after the copy (or
 /// anywhere in a loop around it): a non_blocking copy from pinned memory would
 /// race with that write.
-static bool sourceWrittenAfter(const Expr *Source, const Stmt *Copy, ASTContext &Ctx,
-                               unsigned LoopLine) {
+bool HostToDeviceCheck::sourceWrittenAfter(const Expr *Source, const Stmt *Copy,
+                                           ASTContext &Ctx, unsigned LoopLine) {
   const auto *Ref = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Source));
   if (!Ref)
     return false;
@@ -44,31 +44,41 @@ static bool sourceWrittenAfter(const Expr *Source, const Stmt *Copy, ASTContext 
   const auto *FD = VD ? dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()) : nullptr;
   if (!FD || !FD->getBody())
     return false;
+  // The writing uses are found once per variable (a copy per statement of a
+  // long function asked for all of them each time: quadratic).
+  auto [It, Inserted] = WritesOf.try_emplace(VD);
+  std::vector<const DeclRefExpr *> &Writes = It->second;
+  if (Inserted)
+    for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
+      const Stmt *Parent = consumerOf(Ctx, Use);
+      bool Writes_ = false;
+      if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
+        const Expr *Object = MC->getImplicitObjectArgument();
+        if (!Object || Object->IgnoreParenImpCasts() != Use)
+          continue; // an argument of a LibTorch method: read, not written
+        StringRef Name = calleeName(MC);
+        Writes_ = Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor");
+      } else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
+        Writes_ = Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use;
+      } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
+        const FunctionDecl *Callee = Call->getDirectCallee();
+        Writes_ = !Callee || !isInTorchNamespace(Callee); // code that may write it
+      }
+      if (Writes_)
+        Writes.push_back(Use);
+    }
+  if (Writes.empty())
+    return false;
+  // In a loop, any other write races with the next iteration's copy.
+  if (LoopLine != 0 && llvm::any_of(Writes, [&](const DeclRefExpr *W) { return W != Ref; }))
+    return true;
+  // Otherwise a write after the copy: the first one, by binary search (source order).
   const SourceManager &SM = Ctx.getSourceManager();
   SourceLocation CopyEnd = Copy->getEndLoc();
-  for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
-    bool After = SM.isBeforeInTranslationUnit(CopyEnd, Use->getBeginLoc());
-    bool SameLoop = LoopLine != 0 && Use != Ref;
-    if (!After && !SameLoop)
-      continue;
-    const Stmt *Parent = consumerOf(Ctx, Use);
-    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
-      const Expr *Object = MC->getImplicitObjectArgument();
-      if (!Object || Object->IgnoreParenImpCasts() != Use)
-        continue; // an argument of a LibTorch method: read, not written
-      StringRef Name = calleeName(MC);
-      if (Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor"))
-        return true;
-    } else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
-      if (Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use)
-        return true;
-    } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
-      const FunctionDecl *Callee = Call->getDirectCallee();
-      if (!Callee || !isInTorchNamespace(Callee))
-        return true; // passed to code that may write it
-    }
-  }
-  return false;
+  auto First = llvm::partition_point(Writes, [&](const DeclRefExpr *W) {
+    return !SM.isBeforeInTranslationUnit(CopyEnd, W->getBeginLoc());
+  });
+  return First != Writes.end();
 }
 
 /// A loader batch: a field (`data`, `target`) of LibTorch's torch::data::Example,

@@ -14,8 +14,16 @@ public:
   using SyncCheck::SyncCheck;
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onStartOfTranslationUnit() override {
+    SyncCheck::onStartOfTranslationUnit();
+    WritesOf.clear();
+  }
 
 private:
+  /// The uses of a variable that may write it, in source order (per TU).
+  llvm::DenseMap<const clang::VarDecl *, std::vector<const clang::DeclRefExpr *>> WritesOf;
+  bool sourceWrittenAfter(const clang::Expr *Source, const clang::Stmt *Copy,
+                          clang::ASTContext &Ctx, unsigned LoopLine);
   void checkCreateThenCopy(const clang::CXXMemberCallExpr *Call, const clang::CallExpr *Factory,
                            const clang::Expr *DeviceArg,
                            const clang::ast_matchers::MatchFinder::MatchResult &Result);
