@@ -8,7 +8,8 @@ Cases (n = 1k, 10k, 100k by default):
   ifs    n/2 `if (...) x = x.cuda(); else x = x.cpu();` reassigning one variable
   sum    a sum of n tensor terms
 
-usage: bench/growth.py [--sizes 1000,10000,100000] [--build build] [--timeout 600]
+usage: bench/growth.py [--sizes 1000,10000,100000] [--cases chain,ifs,sum] [--build build]
+                      [--timeout 600]
 """
 import argparse
 import os
@@ -53,12 +54,13 @@ def main():
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument("--cases", default="chain,ifs,sum")
     args = parser.parse_args()
     tool = os.path.join(args.build, "bin", "torch-syncfree")
     flags = ["-std=c++17", "-isystem", MOCK, "-fbracket-depth=1000000"]
     print("%-6s %8s %10s %10s %7s  %s" % ("case", "n", "clang s", "tool s", "ratio", "note"))
     with tempfile.TemporaryDirectory() as tmp:
-        for case in ("chain", "ifs", "sum"):
+        for case in args.cases.split(","):
             for n in [int(s) for s in args.sizes.split(",")]:
                 path = os.path.join(tmp, "%s_%d.cpp" % (case, n))
                 with open(path, "w") as f:

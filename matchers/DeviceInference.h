@@ -31,6 +31,7 @@ const char *describe(Placement P); // "CPU", "GPU", "unknown"
 class DeviceOracle {
 public:
   explicit DeviceOracle(clang::ASTContext &Ctx) : Ctx(Ctx) {}
+  clang::ASTContext &context() const { return Ctx; }
 
   /// Where the tensor the expression evaluates to lives.
   Placement tensorPlacement(const clang::Expr *TensorExpr);

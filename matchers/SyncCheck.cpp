@@ -1,4 +1,5 @@
 #include "SyncCheck.h"
+#include <map>
 
 #include "TorchApi.h"
 #include "clang/AST/ParentMapContext.h"
@@ -70,18 +71,39 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
 }
 
+namespace {
+/// The analyses of the TU being checked, shared by all checks: a placement or
+/// a classification is computed once, not once per check (18 checks asked the
+/// same questions). One TU per thread at a time (batch workers, the language
+/// server's worker); reset at the start of each TU, before any matching.
+struct SharedAnalyses {
+  std::unique_ptr<DeviceOracle> Oracle;
+  std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
+};
+thread_local SharedAnalyses Shared;
+} // namespace
+
 void SyncCheck::onStartOfTranslationUnit() {
   resetTemplateInstantiationMemo();
+  Shared.Oracle.reset();
+  Shared.Classifiers.clear();
   AnalysedContext = nullptr;
-  Oracle.reset();
-  Classifier.reset();
+  Oracle = nullptr;
+  Classifier = nullptr;
 }
 
 DeviceOracle &SyncCheck::oracle(ASTContext &Ctx) {
   if (AnalysedContext != &Ctx || !Oracle) {
     AnalysedContext = &Ctx;
-    Oracle = std::make_unique<DeviceOracle>(Ctx);
-    Classifier = std::make_unique<UseClassifier>(Ctx, ClassifierOpts);
+    if (!Shared.Oracle || &Shared.Oracle->context() != &Ctx) {
+      Shared.Oracle = std::make_unique<DeviceOracle>(Ctx);
+      Shared.Classifiers.clear();
+    }
+    Oracle = Shared.Oracle.get();
+    std::unique_ptr<UseClassifier> &C = Shared.Classifiers[ClassifierOpts.LoggingFunctions];
+    if (!C)
+      C = std::make_unique<UseClassifier>(Ctx, ClassifierOpts);
+    Classifier = C.get();
   }
   return *Oracle;
 }

@@ -102,8 +102,8 @@ private:
   std::string LoggingFunctionsOption;
   ClassifierOptions ClassifierOpts;
   clang::ASTContext *AnalysedContext = nullptr;
-  std::unique_ptr<DeviceOracle> Oracle;
-  std::unique_ptr<UseClassifier> Classifier;
+  DeviceOracle *Oracle = nullptr;          ///< shared by every check of the TU
+  UseClassifier *Classifier = nullptr;     ///< shared by checks with equal options
 };
 
 } // namespace torch_syncfree
