@@ -1,4 +1,5 @@
 #include "DeviceInference.h"
+#include <cstdlib>
 #include "TorchApi.h"
 
 #include "clang/AST/ParentMapContext.h"
@@ -392,13 +393,32 @@ std::optional<Placement> DeviceOracle::operandsPlacement(const CallExpr *Call) {
 }
 
 Placement DeviceOracle::tensorPlacement(const Expr *E) {
-  return tensorPlacementImpl(E).value_or(Placement::Unknown);
+  // Work per question is bounded: a pathological function degrades to
+  // Unknown (reported as may-be-GPU, never hidden) instead of running long.
+  static const unsigned Budget = [] {
+    unsigned Value = MaxStepsPerQuestion; // tests shrink it to see the degradation
+    if (const char *Text = getenv("TORCH_SYNCFREE_TESTING_STEP_BUDGET"))
+      llvm::StringRef(Text).getAsInteger(10, Value);
+    return Value;
+  }();
+  if (QueryDepth++ == 0) {
+    StepsLeft = Budget;
+    BudgetExhausted = false;
+  }
+  Placement Result = tensorPlacementImpl(E).value_or(Placement::Unknown);
+  --QueryDepth;
+  return Result;
 }
 
 std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
     return Placement::Unknown;
+  if (StepsLeft == 0) {
+    BudgetExhausted = true;
+    return Placement::Unknown;
+  }
+  --StepsLeft;
   // Inside a callee evaluated for one call site, parameters have that site's
   // placements: results there are neither read from nor written to the cache.
   if (ParameterBindings.empty()) {
@@ -488,7 +508,8 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   }
   // Results computed inside a cycle are partial: cache only complete ones.
   if (cacheable())
-    TensorCache[E] = Result;
+    if (!BudgetExhausted) // an answer cut short is not remembered
+      TensorCache[E] = Result;
   return Result;
 }
 

@@ -102,6 +102,11 @@ private:
 
   clang::ASTContext &Ctx;
   llvm::DenseMap<const clang::Expr *, std::optional<Placement>> TensorCache;
+  /// The work one tensorPlacement() question may do (expressions visited).
+  static constexpr unsigned MaxStepsPerQuestion = 200000;
+  unsigned StepsLeft = MaxStepsPerQuestion;
+  unsigned QueryDepth = 0;
+  bool BudgetExhausted = false;
   llvm::SmallPtrSet<const clang::VarDecl *, 8> InProgress;
   llvm::SmallPtrSet<const clang::Decl *, 8> FieldsAndCalleesInProgress;
   llvm::DenseMap<const clang::FieldDecl *, std::optional<Placement>> FieldCache;
