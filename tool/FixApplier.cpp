@@ -246,6 +246,30 @@ static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
   }
 }
 
+bool fixStaysOnLine(const tidy::ClangTidyError &Error) {
+  if (Error.Message.Fix.empty())
+    return true;
+  auto Buffer = llvm::MemoryBuffer::getFile(Error.Message.FilePath, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!Buffer)
+    return false;
+  StringRef Text = (*Buffer)->getBuffer();
+  size_t Begin = Error.Message.FileOffset, End = Error.Message.FileOffset;
+  for (const auto &Entry : Error.Message.Fix) {
+    if (Entry.first() != Error.Message.FilePath)
+      return false;
+    for (const tooling::Replacement &R : Entry.second) {
+      if (R.getReplacementText().contains('\n'))
+        return false;
+      Begin = std::min<size_t>(Begin, R.getOffset());
+      End = std::max<size_t>(End, R.getOffset() + R.getLength());
+    }
+  }
+  if (End > Text.size())
+    return false;
+  return !Text.slice(Begin, End).contains('\n');
+}
+
 void mergeCoincidentInsertions(std::vector<tidy::ClangTidyError> &Errors) {
   // The first finding with an insertion at (file, offset) takes the text of
   // the later ones, in the order --fix applies them (a later insertion goes

@@ -718,8 +718,16 @@ int main(int argc, const char **argv) {
 
   for (UnitResult &Unit : Units) {
     if (Format == "text" && !Unit.Findings.empty()) {
+      // clang's snippet printer shows every line a fix-it touches (up to 16):
+      // a fix around a loop printed the whole loop under its finding. The text
+      // shows fixes that stay on the finding's line; the others are applied by
+      // --fix and listed by --export-fixes, JSON and SARIF.
+      std::vector<ClangTidyError> Printed = Unit.Findings;
+      for (ClangTidyError &Error : Printed)
+        if (!torch_syncfree::fixStaysOnLine(Error))
+          Error.Message.Fix.clear();
       unsigned WarningsAsErrors = 0;
-      handleErrors(Unit.Findings, *Unit.Context, FB_NoFix, WarningsAsErrors, BaseFS);
+      handleErrors(Printed, *Unit.Context, FB_NoFix, WarningsAsErrors, BaseFS);
     }
     for (ClangTidyError &Error : Unit.Findings)
       AllFindings.push_back(std::move(Error));
