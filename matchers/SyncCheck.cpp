@@ -84,7 +84,7 @@ thread_local SharedAnalyses Shared;
 } // namespace
 
 void SyncCheck::onStartOfTranslationUnit() {
-  resetTemplateInstantiationMemo();
+  resetPerTranslationUnitMemos();
   Shared.Oracle.reset();
   Shared.Classifiers.clear();
   AnalysedContext = nullptr;

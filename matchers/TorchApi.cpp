@@ -58,7 +58,7 @@ thread_local llvm::DenseMap<const Stmt *, std::unique_ptr<ReferenceIndex>> Refer
 thread_local llvm::DenseMap<const Stmt *, const Stmt *> LoopMemo;
 } // namespace
 
-void resetTemplateInstantiationMemo() {
+void resetPerTranslationUnitMemos() {
   Memo.Ctx = nullptr;
   Memo.Answers.clear();
   ReferenceIndices.clear();

@@ -87,10 +87,11 @@ bool isMarkedInsertedSync(const clang::Expr *E, clang::ASTContext &Ctx);
 bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager &SM);
 
 /// Whether S is in a template instantiation (memoised per TU; see
-/// matchers::inTemplateInstantiation). resetTemplateInstantiationMemo() at
-/// the start of each TU.
+/// matchers::inTemplateInstantiation).
 bool isInTemplateInstantiationMemo(clang::ASTContext &Ctx, const clang::Stmt *S);
-void resetTemplateInstantiationMemo();
+/// Forgets the per-TU memos of this file (template instantiations,
+/// referencesTo, enclosingLoop): called at the start of each TU.
+void resetPerTranslationUnitMemos();
 
 /// Every DeclRefExpr naming VD inside Root, in source order. Indexed once per
 /// root and TU (one walk of Root for all its variables): the analyses ask

@@ -8,6 +8,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools          # find_package(Clang) needs this whole set; lit-22, FileCheck-22
   libtorch-dev                       # LibTorch 1.13 headers and CPU libraries (real-header tests, CPU harness)
   cmake ninja-build ccache python3 g++
+  patch                              # test/tool/file-safety.test applies a dry-run diff
   libclang-rt-22-dev                 # ASan/UBSan runtime for scripts/test.sh (sanitizer suites)
   dpkg-dev                           # cpack -G DEB (test/tool/install.test)
   pre-commit                         # the hook run by pre-commit itself (test/tool/pre-commit.test)

@@ -246,14 +246,9 @@ static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
   }
 }
 
-bool fixStaysOnLine(const tidy::ClangTidyError &Error) {
+bool fixStaysOnLine(const tidy::ClangTidyError &Error, StringRef Text) {
   if (Error.Message.Fix.empty())
     return true;
-  auto Buffer = llvm::MemoryBuffer::getFile(Error.Message.FilePath, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!Buffer)
-    return false;
-  StringRef Text = (*Buffer)->getBuffer();
   size_t Begin = Error.Message.FileOffset, End = Error.Message.FileOffset;
   for (const auto &Entry : Error.Message.Fix) {
     if (Entry.first() != Error.Message.FilePath)

@@ -33,7 +33,7 @@ void mergeCoincidentInsertions(std::vector<clang::tidy::ClangTidyError> &Errors)
 
 /// Whether every replacement of the finding's fix is on the finding's own line
 /// (in its file, with no line break in the replaced or inserted text).
-bool fixStaysOnLine(const clang::tidy::ClangTidyError &Error);
+bool fixStaysOnLine(const clang::tidy::ClangTidyError &Error, llvm::StringRef FileText);
 
 /// Sleeps at \p Point when TORCH_SYNCFREE_TESTING_PAUSE names it (tests only).
 void pauseForTesting(llvm::StringRef Point);

@@ -1,6 +1,5 @@
 #include "LspServer.h"
 
-#include "CheckCatalog.h"
 #include "CompileFlags.h"
 #include "JsonLimits.h"
 #include "Reporting.h"
@@ -79,9 +78,15 @@ namespace {
 /// desynchronises the stream for good.
 class Transport {
 public:
-  /// False at end of input. Error non-empty: a bad frame was skipped.
-  bool read(std::string &Body, std::string &Error) {
-    Error.clear();
+  /// False at end of input. Otherwise one of: Message (a frame whose body is
+  /// JSON, parsed once here), FrameError (a bad frame, skipped) or ParseError
+  /// (a well-framed body that is not JSON).
+  bool read(std::optional<json::Value> &Message, std::string &FrameError,
+            std::string &ParseError) {
+    Message.reset();
+    FrameError.clear();
+    ParseError.clear();
+    std::string &Error = FrameError;
     while (true) {
       size_t HeaderEnd = Buffer.find("\r\n\r\n");
       size_t Separator = 4;
@@ -117,8 +122,8 @@ public:
         return true;
       }
       if (Buffer.size() >= BodyStart + *Length) {
-        Body = Buffer.substr(BodyStart, *Length);
-        if (isJson(Body)) {
+        Message = parseJson(StringRef(Buffer).substr(BodyStart, *Length), ParseError);
+        if (Message) {
           Buffer.erase(0, BodyStart + *Length);
           return true;
         }
@@ -127,6 +132,7 @@ public:
         size_t Cut = splitPoint(BodyStart, BodyStart + *Length);
         if (Cut != std::string::npos) {
           Buffer.erase(0, Cut);
+          ParseError.clear();
           Error = "Content-Length larger than the message";
           return true;
         }
@@ -174,14 +180,20 @@ public:
   }
 
 private:
+  /// The JSON value of Text (nesting-limited), or nullopt with Why set.
+  static std::optional<json::Value> parseJson(StringRef Text, std::string &Why) {
+    Why = checkJsonNesting(Text);
+    if (!Why.empty())
+      return std::nullopt;
+    llvm::Expected<json::Value> V = json::parse(Text);
+    if (V)
+      return std::move(*V);
+    Why = llvm::toString(V.takeError());
+    return std::nullopt;
+  }
   static bool isJson(StringRef Text) {
-    if (!checkJsonNesting(Text).empty())
-      return false;
-    if (llvm::Expected<json::Value> V = json::parse(Text))
-      return true;
-    else
-      llvm::consumeError(V.takeError());
-    return false;
+    std::string Why;
+    return parseJson(Text, Why).has_value();
   }
   /// The next "Content-Length:" at or after From (frames are concatenated
   /// with no separator, so a header may follow a body's last byte).
@@ -297,8 +309,7 @@ struct Document {
   bool Pending = false;
 };
 
-static constexpr const char *DocsBase =
-    "https://github.com/torch-syncfree/torch-syncfree/blob/main/";
+
 
 class Server {
 public:
@@ -306,23 +317,17 @@ public:
 
   int run() {
     Worker = std::thread([this] { workLoop(); });
-    std::string Body, Error;
-    while (IO.read(Body, Error)) {
-      if (!Error.empty()) {
-        llvm::errs() << "torch-syncfree --lsp: error: " << Error << "\n";
-        replyError(nullptr, -32700, Error);
+    std::optional<json::Value> Parsed;
+    std::string FrameError, ParseError;
+    while (IO.read(Parsed, FrameError, ParseError)) {
+      if (!FrameError.empty()) {
+        llvm::errs() << "torch-syncfree --lsp: error: " << FrameError << "\n";
+        replyError(nullptr, -32700, FrameError);
         continue;
       }
-      std::string Deep = checkJsonNesting(Body);
-      if (!Deep.empty()) {
-        replyError(nullptr, -32700, "parse error: " + Deep);
-        continue;
-      }
-      llvm::Expected<json::Value> Parsed = json::parse(Body);
       if (!Parsed) {
-        std::string Message = llvm::toString(Parsed.takeError());
-        llvm::errs() << "torch-syncfree --lsp: error: malformed message: " << Message << "\n";
-        replyError(nullptr, -32700, "parse error: " + Message);
+        llvm::errs() << "torch-syncfree --lsp: error: malformed message: " << ParseError << "\n";
+        replyError(nullptr, -32700, "parse error: " + ParseError);
         continue;
       }
       const json::Object *Request = Parsed->getAsObject();
@@ -639,8 +644,8 @@ private:
                    {"code", E.DiagnosticName},
                    {"source", "torch-syncfree"},
                    {"message", E.Message.Message}};
-    if (const CheckInfo *Info = findCheck(E.DiagnosticName))
-      D["codeDescription"] = json::Object{{"href", (DocsBase + Info->DocPath).str()}};
+    if (std::string Url = checkDocsUrl(E.DiagnosticName); !Url.empty())
+      D["codeDescription"] = json::Object{{"href", Url}};
     std::optional<Dependency> Class = dependencyFromMessage(E.Message.Message);
     D["data"] = json::Object{{"dependency", Class ? dependencyName(*Class) : "unknown"},
                              {"fixable", !E.Message.Fix.empty()}};

@@ -19,7 +19,6 @@
 #include "clang-tidy/GlobList.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
-#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -440,34 +439,38 @@ int main(int argc, const char **argv) {
     }
   }
 
-  std::unique_ptr<tooling::CompilationDatabase> Database;
-  bool FromDashDash = false; // flags after `--` apply to every file as given
+  // Files a database does not list (headers from pre-commit, new sources) get
+  // the flags clang interpolates from the closest entry, as in clangd; flags
+  // after `--` apply to every file as given.
+  std::unique_ptr<torch_syncfree::SanitizedDatabase> Compilations;
+  bool FromDashDash = false;
   if (!BuildPath.empty()) {
-    std::string Error;
     SmallString<256> JsonPath(BuildPath);
     sys::path::append(JsonPath, "compile_commands.json");
     if (!sys::fs::exists(JsonPath))
       return usageError("no compile_commands.json in '" + BuildPath + "'");
-    Database = tooling::JSONCompilationDatabase::loadFromFile(
-        JsonPath, Error, tooling::JSONCommandLineSyntax::AutoDetect);
-    if (!Database)
-      return usageError("cannot read " + JsonPath + ": " + StringRef(Error).trim());
+    std::string Error;
+    Compilations = torch_syncfree::loadCompileCommands(BuildPath, Error);
+    if (!Compilations)
+      return usageError(Error);
   } else if (Fixed) {
-    Database = std::move(Fixed);
+    Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(std::move(Fixed));
     FromDashDash = true;
   } else {
     if (Sources.empty())
       return usageError("no input files (give sources, or -p <build dir>)");
     std::string Error;
-    Database = tooling::CompilationDatabase::autoDetectFromSource(Sources.front(), Error);
-    if (!Database)
+    std::unique_ptr<tooling::CompilationDatabase> Detected =
+        tooling::CompilationDatabase::autoDetectFromSource(Sources.front(), Error);
+    if (!Detected)
       return usageError("no compile command for '" + Sources.front() +
                         "': give flags after '--' or a build directory with -p");
+    Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(
+        tooling::inferMissingCompileCommands(std::move(Detected)));
   }
-  // Files the database lists itself; others (headers from pre-commit, new
-  // sources) are analysed through a TU that includes them, or with the flags
-  // clang interpolates from the closest entry, as clangd does.
-  std::vector<std::string> Listed = Database->getAllFiles();
+  // Files the database lists itself; the others are analysed through a TU that
+  // includes them, or with interpolated flags.
+  std::vector<std::string> Listed = Compilations->getAllFiles();
   std::set<std::string> ListedSet;
   for (std::string &File : Listed) {
     SmallString<256> Absolute(File);
@@ -477,9 +480,6 @@ int main(int argc, const char **argv) {
     ListedSet.insert(File);
   }
   bool Interpolate = !FromDashDash;
-  if (Interpolate)
-    Database = tooling::inferMissingCompileCommands(std::move(Database));
-  auto Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(std::move(Database));
   Compilations->setRemovedArgs(std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
 
   std::vector<std::string> Files(Sources.begin(), Sources.end());
@@ -716,6 +716,7 @@ int main(int argc, const char **argv) {
                           Unit.Findings.end());
   }
 
+  StringMap<std::unique_ptr<MemoryBuffer>> PrintedFiles; // read once per file
   for (UnitResult &Unit : Units) {
     if (Format == "text" && !Unit.Findings.empty()) {
       // clang's snippet printer shows every line a fix-it touches (up to 16):
@@ -723,9 +724,15 @@ int main(int argc, const char **argv) {
       // shows fixes that stay on the finding's line; the others are applied by
       // --fix and listed by --export-fixes, JSON and SARIF.
       std::vector<ClangTidyError> Printed = Unit.Findings;
-      for (ClangTidyError &Error : Printed)
-        if (!torch_syncfree::fixStaysOnLine(Error))
+      for (ClangTidyError &Error : Printed) {
+        auto &Text = PrintedFiles[Error.Message.FilePath];
+        if (!Text)
+          if (auto Loaded = MemoryBuffer::getFile(Error.Message.FilePath, /*IsText=*/false,
+                                                  /*RequiresNullTerminator=*/false))
+            Text = std::move(*Loaded);
+        if (!Text || !torch_syncfree::fixStaysOnLine(Error, Text->getBuffer()))
           Error.Message.Fix.clear();
+      }
       unsigned WarningsAsErrors = 0;
       handleErrors(Printed, *Unit.Context, FB_NoFix, WarningsAsErrors, BaseFS);
     }

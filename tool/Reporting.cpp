@@ -23,15 +23,14 @@ using namespace clang;
 
 namespace torch_syncfree {
 
-static thread_local std::pair<const char *, std::string> LastLine;
-static void resetLineMemo() { LastLine = {nullptr, ""}; }
-
-/// Line, column (1-based) and the normalised text of the line of a byte offset.
 /// A file's text and the offsets its lines start at (one pass per file, then
 /// a binary search per finding: counting newlines per finding was quadratic).
 struct LoadedFile {
   std::unique_ptr<llvm::MemoryBuffer> Buffer;
   std::vector<size_t> LineStarts;
+  /// Whitespace-free text per line start, made once per line (a generated
+  /// line can hold thousands of findings).
+  llvm::DenseMap<size_t, std::string> NormalisedLines;
 };
 
 static void locate(ReportedFinding &F, llvm::StringMap<LoadedFile> &Files) {
@@ -54,17 +53,12 @@ static void locate(ReportedFinding &F, llvm::StringMap<LoadedFile> &Files) {
   size_t LineStart = *(Next - 1);
   F.Column = Offset - LineStart + 1;
   // Whitespace-normalised: reformatting does not resurrect a baselined finding.
-  // Memoised per line: a generated line can hold thousands of findings.
-  if (LastLine.first != All.data() + LineStart) {
-    StringRef LineText = All.substr(LineStart).split('\n').first;
-    std::string Normalised;
-    for (char C : LineText)
+  auto [It, Inserted] = File.NormalisedLines.try_emplace(LineStart);
+  if (Inserted)
+    for (char C : All.substr(LineStart).split('\n').first)
       if (!isspace(static_cast<unsigned char>(C)))
-        Normalised += C;
-    LastLine = {All.data() + LineStart, std::move(Normalised)};
-  }
-  const std::string &Normalised = LastLine.second;
-  F.SourceLine = Normalised;
+        It->second += C;
+  F.SourceLine = It->second;
 }
 
 /// Makes the paths of a finding and of its fixes absolute (compile databases
@@ -116,7 +110,6 @@ void makePathsAbsolute(tidy::ClangTidyError &Error) {
 
 std::vector<ReportedFinding>
 collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
-  resetLineMemo();
   llvm::StringMap<LoadedFile> Files;
   std::vector<ReportedFinding> Findings;
   for (const tidy::ClangTidyError &Error : Errors) {
@@ -159,8 +152,19 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
   OS << llvm::formatv("{0:2}", llvm::json::Value(std::move(Array))) << "\n";
 }
 
-static constexpr const char *DocsBase =
-    "https://github.com/torch-syncfree/torch-syncfree/blob/main/";
+/// Path relative to Dir when it lies under Dir, else nullopt.
+static std::optional<StringRef> relativeUnder(StringRef Path, StringRef Dir) {
+  if (Path.consume_front(Dir) && Path.consume_front("/"))
+    return Path;
+  return std::nullopt;
+}
+
+std::string checkDocsUrl(StringRef Check) {
+  const CheckInfo *Info = findCheck(Check);
+  if (!Info)
+    return "";
+  return ("https://github.com/torch-syncfree/torch-syncfree/blob/main/" + Info->DocPath).str();
+}
 
 std::string percentEncodePath(StringRef Path) {
   std::string Out;
@@ -262,10 +266,9 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
     auto [It, Inserted] = ArtifactIndex.try_emplace(File, ArtifactPaths.size());
     if (Inserted)
       ArtifactPaths.push_back(File.str());
-    StringRef Rel = File;
     json::Object L;
-    if (Rel.consume_front(RootDir) && Rel.consume_front("/")) {
-      L["uri"] = percentEncodePath(Rel);
+    if (std::optional<StringRef> Rel = relativeUnder(File, RootDir)) {
+      L["uri"] = percentEncodePath(*Rel);
       L["uriBaseId"] = "%SRCROOT%";
     } else {
       L["uri"] = "file://" + percentEncodePath(File);
@@ -285,7 +288,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
   llvm::StringMap<unsigned> RuleIndex;
   for (const CheckInfo &Info : checkCatalog()) {
     RuleIndex[Info.Name] = Rules.size();
-    std::string HelpUri = (DocsBase + Info.DocPath).str();
+    std::string HelpUri = checkDocsUrl(Info.Name);
     StringRef Doc = checkDoc(Info.Name);
     std::string Markdown = Doc.empty() ? ("See " + HelpUri) : Doc.str();
     std::string Level = Info.DefaultLevel.str();
@@ -313,9 +316,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
     auto Rule = RuleIndex.find(F.Check);
     if (Rule == RuleIndex.end())
       continue;
-    StringRef Rel = F.File;
-    if (!(Rel.consume_front(RootDir) && Rel.consume_front("/")))
-      Rel = F.File;
+    StringRef Rel = relativeUnder(F.File, RootDir).value_or(F.File);
     unsigned Occurrence = Occurrences[{F.Check, Rel.str(), F.SourceLine}]++;
     std::string Key = F.Check + "\n" + Rel.str() + "\n" + F.SourceLine + "\n" +
                       std::to_string(Occurrence);
@@ -393,10 +394,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
 static std::string relativeToCwd(StringRef Path) {
   SmallString<256> Cwd;
   llvm::sys::fs::current_path(Cwd);
-  StringRef Rel = Path;
-  if (Rel.consume_front(Cwd) && Rel.consume_front("/"))
-    return Rel.str();
-  return Path.str();
+  return relativeUnder(Path, Cwd).value_or(Path).str();
 }
 
 std::string writeBaseline(const std::vector<ReportedFinding> &Findings, StringRef Path) {

@@ -62,6 +62,9 @@ void printSarif(const std::vector<ReportedFinding> &Findings, llvm::StringRef Ro
 /// The default --sarif-root: the nearest directory above Cwd with a .git, else Cwd.
 std::string sarifRootFor(llvm::StringRef Cwd);
 
+/// The URL of a check's documentation page ("" for an unknown check).
+std::string checkDocsUrl(llvm::StringRef Check);
+
 /// Percent-encodes a path for a URI (unreserved characters and '/' stay).
 std::string percentEncodePath(llvm::StringRef Path);
 

@@ -51,20 +51,20 @@ bool HostToDeviceCheck::sourceWrittenAfter(const Expr *Source, const Stmt *Copy,
   if (Inserted)
     for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
       const Stmt *Parent = consumerOf(Ctx, Use);
-      bool Writes_ = false;
+      bool IsWrite = false;
       if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
         const Expr *Object = MC->getImplicitObjectArgument();
         if (!Object || Object->IgnoreParenImpCasts() != Use)
           continue; // an argument of a LibTorch method: read, not written
         StringRef Name = calleeName(MC);
-        Writes_ = Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor");
+        IsWrite = Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor");
       } else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
-        Writes_ = Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use;
+        IsWrite = Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use;
       } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
         const FunctionDecl *Callee = Call->getDirectCallee();
-        Writes_ = !Callee || !isInTorchNamespace(Callee); // code that may write it
+        IsWrite = !Callee || !isInTorchNamespace(Callee); // code that may write it
       }
-      if (Writes_)
+      if (IsWrite)
         Writes.push_back(Use);
     }
   if (Writes.empty())

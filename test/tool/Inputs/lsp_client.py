@@ -265,21 +265,16 @@ elif scenario == "hostile":
     write_db(work, [{"directory": work, "file": source,
                      "command": "clang++ -std=c++17 -isystem %s -c h.cpp" % mock}])
     c = Client()
-    # Content-Length larger than the message, then a good request.
+    # A bad frame, then a good request: the error is answered and the stream
+    # recovers (Content-Length too large, too small, missing).
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "no/such"}).encode()
-    c.send_raw(b"Content-Length: %d\r\n\r\n" % (len(body) + 50) + body)
-    rid = c.request("no/such/method", {})
-    print("too long:", c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
-    print("next request:", c.wait_response(rid)["error"]["code"])
-    # Content-Length smaller than the message.
-    c.send_raw(b"Content-Length: 5\r\n\r\n" + body)
-    rid = c.request("no/such/method", {})
-    print("too short:", c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
-    print("next request:", c.wait_response(rid)["error"]["code"])
-    c.send_raw(b"Garbage-Header: 1\r\n\r\n")
-    rid = c.request("no/such/method", {})
-    print("no length:", c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
-    print("next request:", c.wait_response(rid)["error"]["code"])
+    for label, frame in (("too long", b"Content-Length: %d\r\n\r\n" % (len(body) + 50) + body),
+                         ("too short", b"Content-Length: 5\r\n\r\n" + body),
+                         ("no length", b"Garbage-Header: 1\r\n\r\n")):
+        c.send_raw(frame)
+        rid = c.request("no/such/method", {})
+        print("%s:" % label, c.wait(lambda m: "error" in m and m.get("id") is None)["error"]["code"])
+        print("next request:", c.wait_response(rid)["error"]["code"])
     c.open(source, text)
     show(c.diagnostics(uri_of(source)))
     gone = os.path.join(work, "gone")
