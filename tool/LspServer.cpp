@@ -1,5 +1,6 @@
 #include "LspServer.h"
 
+#include "CheckRunner.h"
 #include "CompileFlags.h"
 #include "JsonLimits.h"
 #include "Reporting.h"
@@ -307,6 +308,8 @@ struct Document {
   bool EverAnalysed = false;
   std::chrono::steady_clock::time_point Due; ///< when the next analysis may start
   bool Pending = false;
+  /// The parsed #include block, reused across edits; shared with a running analysis.
+  std::shared_ptr<PreambleSlot> Preamble;
 };
 
 
@@ -351,7 +354,10 @@ public:
 private:
   [[noreturn]] void finish(int Code) {
     // An analysis may be running; the process ends without waiting for it
-    // (nothing it holds needs flushing: every reply has been written).
+    // (nothing it holds needs flushing: every reply has been written). The
+    // preambles' files go with their directory (open files included).
+    if (!PreambleDir.empty())
+      llvm::sys::fs::remove_directories(PreambleDir);
     std::_Exit(Code);
   }
 
@@ -504,11 +510,22 @@ private:
       std::string Path = Doc.Path, Text = Doc.Text;
       uint64_t Generation = Doc.Generation;
       bool First = !Doc.EverAnalysed;
+      if (!Doc.Preamble)
+        Doc.Preamble = std::make_shared<PreambleSlot>(preambleDirectory());
+      std::shared_ptr<PreambleSlot> Preamble = Doc.Preamble;
       Lock.unlock();
       std::string Token;
       if (First)
         Token = beginProgress("Analysing " + llvm::sys::path::filename(Path).str());
-      Analysis Result = analyse(Path, Text);
+      auto Started = std::chrono::steady_clock::now();
+      unsigned BuildsBefore = Preamble->builds();
+      Analysis Result = analyse(Path, Text, *Preamble);
+      llvm::errs() << "torch-syncfree --lsp: analysed " << Path << " in "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - Started)
+                            .count()
+                     << " ms (preamble "
+                     << (Preamble->builds() != BuildsBefore ? "built" : "reused") << ")\n";
       if (!Token.empty())
         endProgress(Token);
       Lock.lock();
@@ -567,7 +584,7 @@ private:
                         {"message", Message}};
   }
 
-  Analysis analyse(const std::string &Path, const std::string &Text) {
+  Analysis analyse(const std::string &Path, const std::string &Text, PreambleSlot &Preamble) {
     Analysis Result;
     std::string Error;
     std::unique_ptr<SanitizedDatabase> Database;
@@ -599,8 +616,9 @@ private:
         makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem()));
     Overlay->pushOverlay(Memory);
     ClangTidyContext Context(Opts.Options());
-    std::vector<ClangTidyError> Errors =
-        runClangTidy(Context, *Database, {Path}, Overlay, false, false, "", true);
+    RunOptions Run;
+    Run.Preamble = &Preamble;
+    std::vector<ClangTidyError> Errors = runChecks(Context, *Database, {Path}, Overlay, Run);
     bool ReportedCompileError = false;
     SmallString<256> Self(Path);
     llvm::sys::path::remove_dots(Self, true);
@@ -742,6 +760,32 @@ private:
   bool ClientProgress = false;
   unsigned ProgressCounter = 0;
   bool ShutDown = false;
+  std::string PreambleDir; ///< this server's preamble files; removed at exit
+
+  /// Under Mutex. Created on first use; the directories of servers that died
+  /// without removing theirs (killed) are removed first.
+  const std::string &preambleDirectory() {
+    if (!PreambleDir.empty())
+      return PreambleDir;
+    SmallString<128> Temp;
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Temp);
+    std::error_code EC;
+    for (llvm::sys::fs::directory_iterator It(Temp, EC), End; It != End && !EC; It.increment(EC)) {
+      StringRef Name = llvm::sys::path::filename(It->path());
+      if (!Name.consume_front("torch-syncfree-preamble-"))
+        continue;
+      int Pid = 0;
+      if (Name.split('-').first.getAsInteger(10, Pid) || Pid <= 0)
+        continue;
+      if (::kill(Pid, 0) != 0 && errno == ESRCH)
+        llvm::sys::fs::remove_directories(It->path());
+    }
+    SmallString<128> Dir;
+    if (!llvm::sys::fs::createUniqueDirectory(
+            "torch-syncfree-preamble-" + std::to_string(::getpid()), Dir))
+      PreambleDir = std::string(Dir);
+    return PreambleDir;
+  }
   std::mutex Mutex;
   std::condition_variable WorkReady;
   std::map<std::string, Document> Documents;

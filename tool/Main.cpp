@@ -2,9 +2,10 @@
 //   torch-syncfree [options] <source>... [-- <compiler flags>]
 //   torch-syncfree [options] -p <build dir> [<source>...]
 // It drives the same check classes as the plugin through clang-tidy's own
-// driver (runClangTidy), so NOLINT, .clang-tidy files and system-header
+// driver (ClangTidyASTConsumerFactory, see CheckRunner.h), so NOLINT, .clang-tidy files and system-header
 // filtering behave exactly as in clang-tidy.
 #include "CheckCatalog.h"
+#include "CheckRunner.h"
 #include "CompileCommandSanitizer.h"
 #include "CompileFlags.h"
 #include "JsonLimits.h"
@@ -584,9 +585,10 @@ int main(int argc, const char **argv) {
           }
           UnitFS->pushOverlay(Redirecting);
         }
+        torch_syncfree::RunOptions Run;
+        Run.EnableCheckProfile = EnableCheckProfile;
         std::vector<ClangTidyError> Errors =
-            runClangTidy(*Unit.Context, *Compilations, {ParseFiles[I]}, UnitFS,
-                         /*ApplyAnyFix=*/false, EnableCheckProfile, "", /*Quiet=*/true);
+            torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]}, UnitFS, Run);
         for (ClangTidyError &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
           if (Error.DiagLevel == ClangTidyError::Error &&

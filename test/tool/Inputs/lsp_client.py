@@ -11,7 +11,8 @@ import threading
 import time
 import urllib.parse
 
-tool, work, mock, scenario = sys.argv[1:5]
+# Set from the command line, or by a script that imports this module (bench/).
+tool, work, mock, scenario = (sys.argv[1:5] if __name__ == "__main__" else (None,) * 4)
 
 STEP = ('#include <torch/torch.h>\n'
         'float step(torch::Tensor t) {\n'

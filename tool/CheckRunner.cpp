@@ -1,0 +1,278 @@
+#include "CheckRunner.h"
+
+#include "clang-tidy/ClangTidy.h"
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Frontend/PrecompiledPreamble.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Sema/ExternalSemaSource.h"
+#include "clang/Sema/Sema.h"
+#include "clang/Sema/SemaConsumer.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <optional>
+
+using namespace clang;
+using namespace clang::tidy;
+using namespace clang::tooling;
+
+namespace torch_syncfree {
+
+struct PreambleSlot::State {
+  std::optional<PrecompiledPreamble> Preamble;
+  std::string Flags; ///< the -cc1 command line it was built with
+};
+
+PreambleSlot::PreambleSlot(std::string StorageDir) : StorageDir(std::move(StorageDir)) {}
+PreambleSlot::~PreambleSlot() = default;
+
+namespace {
+
+/// Focuses the work on user code; first in the multiplexer, so the match
+/// finder runs after it.
+///  * Template instantiations that system headers requested for themselves
+///    (LibTorch's inline code using its own templates: a system template, its
+///    point of instantiation in a system header) are not performed: they cost
+///    more than the rest of the analysis (4-5 s of a <torch/torch.h> TU with a
+///    preamble) and the checks never look into LibTorch's bodies. Those the
+///    user's code requests, and all they request in turn, are performed as
+///    usual. With a preamble they come from its list; in a full parse they
+///    are pending when the main file's first declaration is complete.
+///  * The checks traverse only the top-level declarations outside system headers.
+class UserCodeFocus : public SemaConsumer {
+public:
+  void InitializeSema(Sema &S) override {
+    Actions = &S;
+    auto *External = dyn_cast_or_null<ExternalSemaSource>(S.getASTContext().getExternalSource());
+    if (!External)
+      return;
+    // The reader hands its list over once; Sema would read it at the end.
+    SmallVector<Sema::PendingImplicitInstantiation, 64> FromPreamble;
+    External->ReadPendingInstantiations(FromPreamble);
+    for (const Sema::PendingImplicitInstantiation &Pending : FromPreamble) {
+      if (requestedForSystemCode(Pending))
+        continue;
+      if (auto *Function = dyn_cast<FunctionDecl>(Pending.first))
+        Function->setInstantiationIsPending(true);
+      S.PendingInstantiations.push_back(Pending);
+    }
+  }
+  void ForgetSema() override { Actions = nullptr; }
+
+  bool HandleTopLevelDecl(DeclGroupRef Group) override {
+    if (PrunedHeaderRequests || !Actions || Group.begin() == Group.end())
+      return true;
+    const SourceManager &SM = Actions->getSourceManager();
+    if (!SM.isWrittenInMainFile(SM.getExpansionLoc((*Group.begin())->getLocation())))
+      return true;
+    PrunedHeaderRequests = true;
+    std::deque<Sema::PendingImplicitInstantiation> Kept;
+    for (const Sema::PendingImplicitInstantiation &Pending : Actions->PendingInstantiations) {
+      if (!requestedForSystemCode(Pending)) {
+        Kept.push_back(Pending);
+        continue;
+      }
+      if (auto *Function = dyn_cast<FunctionDecl>(Pending.first))
+        Function->setInstantiationIsPending(false);
+    }
+    Actions->PendingInstantiations.swap(Kept);
+    return true;
+  }
+
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    const SourceManager &SM = Ctx.getSourceManager();
+    std::vector<Decl *> Scope;
+    // Lists the top-level declarations; from a preamble this deserializes the
+    // declarations themselves (namespaces, mostly), never their members.
+    for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+      SourceLocation Loc = D->getLocation();
+      if (Loc.isValid() && SM.isInSystemHeader(SM.getExpansionLoc(Loc)))
+        continue;
+      Scope.push_back(D);
+    }
+    Ctx.setTraversalScope(Scope);
+  }
+
+private:
+  bool requestedForSystemCode(const Sema::PendingImplicitInstantiation &Pending) const {
+    const Decl *Pattern = Pending.first;
+    if (const auto *Function = dyn_cast<FunctionDecl>(Pending.first)) {
+      if (const FunctionDecl *From = Function->getTemplateInstantiationPattern())
+        Pattern = From;
+    } else if (const auto *Variable = dyn_cast<VarDecl>(Pending.first)) {
+      if (const VarDecl *From = Variable->getTemplateInstantiationPattern())
+        Pattern = From;
+    }
+    return inSystemHeader(Pending.second) && inSystemHeader(Pattern->getLocation());
+  }
+  bool inSystemHeader(SourceLocation Loc) const {
+    const SourceManager &SM = Actions->getSourceManager();
+    return Loc.isValid() && SM.isInSystemHeader(SM.getExpansionLoc(Loc));
+  }
+
+  Sema *Actions = nullptr;
+  bool PrunedHeaderRequests = false;
+};
+
+std::string ccOneFlags(const CompilerInvocation &Invocation) {
+  std::string Flags;
+  Invocation.generateCC1CommandLine([&](const llvm::Twine &Arg) {
+    Flags += Arg.str();
+    Flags += '\0';
+  });
+  return Flags;
+}
+
+/// PreambleCallbacks' defaults: nothing recorded, no body skipped.
+class KeepEverything : public PreambleCallbacks {};
+
+} // namespace
+
+/// clang-tidy's ActionFactory (ClangTidy.cpp) plus the traversal scope and
+/// the preamble; written here because runClangTidy offers no hook for either.
+class PreambleAwareFactory : public FrontendActionFactory {
+public:
+  PreambleAwareFactory(ClangTidyContext &Context,
+                       IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
+                       const RunOptions &Options)
+      : Context(Context), ConsumerFactory(Context, std::move(FileSystem)), Options(Options) {}
+
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<Action>(ConsumerFactory, Context);
+  }
+
+  bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
+                     std::shared_ptr<PCHContainerOperations> PCHContainerOps,
+                     DiagnosticConsumer *DiagConsumer) override {
+    // As clang-tidy: __clang_analyzer__ is defined, carets are not printed.
+    Invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
+    Invocation->getDiagnosticOpts().ShowCarets = false;
+    IntrusiveRefCntPtr<FileManager> FileMgr(Files);
+    if (Options.Preamble)
+      usePreamble(*Options.Preamble, *Invocation, FileMgr, PCHContainerOps);
+    CompilerInstance Compiler(std::move(Invocation), std::move(PCHContainerOps));
+    Compiler.setFileManager(FileMgr);
+    // Destroyed before the compiler, which the action's consumers point into.
+    std::unique_ptr<FrontendAction> ScopedAction = create();
+    Compiler.createDiagnostics(DiagConsumer, /*ShouldOwnClient=*/false);
+    if (!Compiler.hasDiagnostics())
+      return false;
+    Compiler.createSourceManager();
+    return Compiler.ExecuteAction(*ScopedAction);
+  }
+
+private:
+  /// Builds the preamble when there is none or it cannot be reused, then
+  /// points the invocation at it. A preamble whose headers do not compile is
+  /// not kept: the full parse then reports the error at its place.
+  void usePreamble(PreambleSlot &Slot, CompilerInvocation &Invocation,
+                   IntrusiveRefCntPtr<FileManager> &FileMgr,
+                   const std::shared_ptr<PCHContainerOperations> &PCHContainerOps) {
+    if (Invocation.getFrontendOpts().Inputs.size() != 1)
+      return;
+    std::string MainPath = Invocation.getFrontendOpts().Inputs[0].getFile().str();
+    IntrusiveRefCntPtr<llvm::vfs::FileSystem> VFS = FileMgr->getVirtualFileSystemPtr();
+    auto Buffer = VFS->getBufferForFile(MainPath);
+    if (!Buffer)
+      return;
+    PreambleBounds Bounds =
+        ComputePreambleBounds(Invocation.getLangOpts(), (*Buffer)->getMemBufferRef(), 0);
+    if (Bounds.Size == 0)
+      return;
+    if (!Slot.Impl)
+      Slot.Impl = std::make_unique<PreambleSlot::State>();
+    PreambleSlot::State &State = *Slot.Impl;
+    std::string Flags = ccOneFlags(Invocation);
+    if (State.Preamble && State.Flags == Flags &&
+        State.Preamble->CanReuse(Invocation, (*Buffer)->getMemBufferRef(), Bounds, *VFS)) {
+      ++Slot.Reuses;
+    } else {
+      State.Preamble.reset();
+      DiagnosticOptions DiagOpts;
+      IgnoringDiagConsumer Ignore;
+      IntrusiveRefCntPtr<DiagnosticsEngine> Diags =
+          CompilerInstance::createDiagnostics(*VFS, DiagOpts, &Ignore, /*ShouldOwnClient=*/false);
+      KeepEverything Callbacks;
+      auto Built = PrecompiledPreamble::Build(Invocation, Buffer->get(), Bounds, Diags, VFS,
+                                              PCHContainerOps, /*StoreInMemory=*/false,
+                                              Slot.StorageDir, Callbacks);
+      ++Slot.Builds;
+      if (!Built || Diags->hasErrorOccurred())
+        return;
+      State.Preamble.emplace(std::move(*Built));
+      State.Flags = std::move(Flags);
+    }
+    IntrusiveRefCntPtr<llvm::vfs::FileSystem> Before = VFS;
+    // The invocation now owns the buffer as the remapped main file.
+    State.Preamble->AddImplicitPreamble(Invocation, VFS, Buffer->release());
+    if (VFS != Before)
+      FileMgr = llvm::makeIntrusiveRefCnt<FileManager>(FileMgr->getFileSystemOpts(), VFS);
+  }
+
+  class Action : public ASTFrontendAction {
+  public:
+    Action(ClangTidyASTConsumerFactory &Factory, ClangTidyContext &Context)
+        : Factory(Factory), Context(Context) {}
+    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &Compiler,
+                                                   StringRef File) override {
+      std::vector<std::unique_ptr<ASTConsumer>> Consumers;
+      // Findings wanted in system headers (SystemHeaders): traverse everything.
+      if (!Context.getOptionsForFile(File).SystemHeaders.value_or(false))
+        Consumers.push_back(std::make_unique<UserCodeFocus>());
+      Consumers.push_back(Factory.createASTConsumer(Compiler, File));
+      return std::make_unique<MultiplexConsumer>(std::move(Consumers));
+    }
+
+  private:
+    ClangTidyASTConsumerFactory &Factory;
+    ClangTidyContext &Context;
+  };
+
+  ClangTidyContext &Context;
+  ClangTidyASTConsumerFactory ConsumerFactory;
+  const RunOptions &Options;
+};
+
+std::vector<ClangTidyError> runChecks(ClangTidyContext &Context,
+                                      const CompilationDatabase &Compilations,
+                                      llvm::ArrayRef<std::string> Files,
+                                      IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
+                                      const RunOptions &Options) {
+  ClangTool Tool(Compilations, Files, std::make_shared<PCHContainerOperations>(), FileSystem);
+  // The ExtraArgs(Before) of the file's .clang-tidy, as clang-tidy adds them.
+  Tool.appendArgumentsAdjuster([&Context](const CommandLineArguments &Args, StringRef File) {
+    ClangTidyOptions Opts = Context.getOptionsForFile(File);
+    CommandLineArguments Adjusted = Args;
+    if (Opts.ExtraArgsBefore) {
+      auto At = Adjusted.begin();
+      if (At != Adjusted.end() && !StringRef(*At).starts_with("-"))
+        ++At; // after the compiler's name
+      Adjusted.insert(At, Opts.ExtraArgsBefore->begin(), Opts.ExtraArgsBefore->end());
+    }
+    if (Opts.ExtraArgs)
+      Adjusted.insert(Adjusted.end(), Opts.ExtraArgs->begin(), Opts.ExtraArgs->end());
+    return Adjusted;
+  });
+  Tool.appendArgumentsAdjuster(getStripPluginsAdjuster());
+  Context.setEnableProfiling(Options.EnableCheckProfile);
+  Context.setProfileStoragePrefix("");
+
+  ClangTidyDiagnosticConsumer DiagConsumer(Context, nullptr, /*RemoveIncompatibleErrors=*/true,
+                                           /*GetFixesFromNotes=*/false);
+  auto DiagOpts = std::make_unique<DiagnosticOptions>();
+  DiagnosticsEngine Engine(DiagnosticIDs::create(), *DiagOpts, &DiagConsumer,
+                           /*ShouldOwnClient=*/false);
+  Context.setDiagnosticsEngine(std::move(DiagOpts), &Engine);
+  Tool.setDiagnosticConsumer(&DiagConsumer);
+  PreambleAwareFactory Factory(Context, FileSystem, Options);
+  Tool.run(&Factory);
+  return DiagConsumer.take();
+}
+
+} // namespace torch_syncfree

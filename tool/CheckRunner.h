@@ -1,0 +1,58 @@
+// Runs the checks over translation units: clang-tidy's runClangTidy with two
+// additions it has no hook for.
+//  * The checks traverse only user code (ASTContext::setTraversalScope over
+//    the top-level declarations outside system headers, as clangd does for its
+//    clang-tidy checks): nothing from LibTorch is matched or put in the parent
+//    map, and with a precompiled preamble nothing of it is deserialized.
+//  * A PreambleSlot keeps a clang::PrecompiledPreamble of the file's #include
+//    block between runs (the language server's reuse across edits).
+#ifndef TORCH_SYNCFREE_CHECK_RUNNER_H
+#define TORCH_SYNCFREE_CHECK_RUNNER_H
+
+#include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace torch_syncfree {
+
+/// The precompiled #include block of one file, reused while that block, the
+/// flags and the headers it read are unchanged. Not thread-safe: one run at a time.
+class PreambleSlot {
+public:
+  /// StorageDir: where the PCH file lives (empty: the system temp directory).
+  explicit PreambleSlot(std::string StorageDir = "");
+  ~PreambleSlot();
+  PreambleSlot(const PreambleSlot &) = delete;
+  PreambleSlot &operator=(const PreambleSlot &) = delete;
+
+  unsigned builds() const { return Builds; }
+  unsigned reuses() const { return Reuses; }
+
+  struct State;
+
+private:
+  friend class PreambleAwareFactory;
+  std::unique_ptr<State> Impl;
+  std::string StorageDir;
+  unsigned Builds = 0, Reuses = 0;
+};
+
+struct RunOptions {
+  bool EnableCheckProfile = false;
+  /// One file only; null: parse every file in full.
+  PreambleSlot *Preamble = nullptr;
+};
+
+std::vector<clang::tidy::ClangTidyError>
+runChecks(clang::tidy::ClangTidyContext &Context,
+          const clang::tooling::CompilationDatabase &Compilations,
+          llvm::ArrayRef<std::string> Files,
+          llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
+          const RunOptions &Options);
+
+} // namespace torch_syncfree
+
+#endif
