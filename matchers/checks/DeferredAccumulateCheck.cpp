@@ -124,9 +124,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(loopBody(Loop));
   // The item call must be the only host read in the summand: `t.item<T>()`,
   // optionally multiplied or divided by a host value.
-  const Expr *Rhs = Accumulate->getRHS()->IgnoreParenImpCasts();
-  bool SimpleSummand = Rhs == Item;
-  if (const auto *Product = dyn_cast<BinaryOperator>(Rhs))
+  const Expr *Summand = Accumulate->getRHS()->IgnoreParenImpCasts();
+  bool SimpleSummand = Summand == Item;
+  if (const auto *Product = dyn_cast<BinaryOperator>(Summand))
     SimpleSummand = (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div) &&
                     (Product->getLHS()->IgnoreParenImpCasts() == Item ||
                      (Product->getRHS()->IgnoreParenImpCasts() == Item &&
@@ -184,31 +184,53 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // Indentation of the loop, for the inserted lines.
   unsigned Column = SM.getExpansionColumnNumber(Loop->getBeginLoc());
   std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
-  // The summand as a tensor: the item call replaced by `t.detach().to(dtype)`.
-  std::string RhsText = sourceText(Ctx, Accumulate->getRHS());
-  unsigned RhsBegin = SM.getFileOffset(SM.getSpellingLoc(Accumulate->getRHS()->getBeginLoc()));
-  unsigned ItemBegin = SM.getFileOffset(SM.getSpellingLoc(Item->getBeginLoc()));
-  std::string ItemText = sourceText(Ctx, Item);
-  if (RhsText.empty() || ItemText.empty() || ItemBegin < RhsBegin ||
-      ItemBegin - RhsBegin + ItemText.size() > RhsText.size()) {
+  // The summand as a tensor: the item call becomes `t.detach().to(dtype)`. The
+  // summand's own text is left alone (edits before it, at the item call's
+  // tail and after it), so fixes inside it (a mask-index or scalar-index
+  // rewrite of the tensor expression) apply in the same run.
+  // The object as written before `.item` (parentheses included).
+  const auto *Member = dyn_cast<MemberExpr>(Item->getCallee()->IgnoreParens());
+  if (!Member) {
+    report(Accumulate->getOperatorLoc(), F);
+    return;
+  }
+  const Expr *Spelled = Member->getBase()->IgnoreImplicit();
+  const Expr *Rhs = Accumulate->getRHS();
+  SourceLocation ObjectBegin = SM.getSpellingLoc(Spelled->getBeginLoc());
+  SourceLocation ObjectEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Spelled->getEndLoc()), 0, SM, LO);
+  SourceLocation ItemEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Item->getEndLoc()), 0, SM, LO);
+  SourceLocation RhsBegin = SM.getSpellingLoc(Rhs->getBeginLoc());
+  SourceLocation RhsEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Rhs->getEndLoc()), 0, SM, LO);
+  if (ObjectEnd.isInvalid() || ItemEnd.isInvalid() || RhsEnd.isInvalid() ||
+      SM.getFileID(ObjectBegin) != SM.getFileID(RhsBegin) ||
+      SM.isBeforeInTranslationUnit(ItemEnd, ObjectEnd) ||
+      SM.isBeforeInTranslationUnit(RhsEnd, ItemEnd)) {
     report(Accumulate->getOperatorLoc(), F); // not spelled in one piece: no rewrite
     return;
   }
-  std::string DeviceSummand = RhsText;
-  DeviceSummand.replace(ItemBegin - RhsBegin, ItemText.size(),
-                        asPostfix(Ctx, Object) + ".detach().to(" + Dtype + ")");
+  bool Wrap = !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
+                !isa<CXXOperatorCallExpr>(Spelled));
+  bool ItemEndsSummand = ItemEnd == RhsEnd;
   std::string Op = Accumulate->getOpcode() == BO_AddAssign ? "+=" : "-=";
 
   SourceLocation LoopBegin = Loop->getBeginLoc();
   SourceLocation LoopEnd = Lexer::getLocForEndOfToken(Loop->getEndLoc(), 0, SM, LO);
-  auto Fixes = fixItsFor(
-      {insertBefore(selectPoint(LoopBegin), cat("auto " + Accumulator + " = " + torchNamespacePrefix(Ctx) +
-                                       "zeros({}, " + Dtype + ");\n" + Indent)),
-       changeTo(selectTokens(Accumulate), cat(Accumulator + " = " + Accumulator + " + (" + DeviceSummand + ")")),
-       insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
-                                     Accumulator + ".item<" + ItemType + ">();" +
-                                     insertedSyncComment("one read after the loop")))},
-      Result);
+  std::vector<ASTEdit> Edits{
+      insertBefore(selectPoint(LoopBegin), cat("auto " + Accumulator + " = " + torchNamespacePrefix(Ctx) +
+                                               "zeros({}, " + Dtype + ");\n" + Indent)),
+      changeTo(charRange(CharSourceRange::getCharRange(Accumulate->getBeginLoc(), RhsBegin)),
+               cat(Accumulator + " = " + Accumulator + " + (")),
+      changeTo(charRange(CharSourceRange::getCharRange(ObjectEnd, ItemEnd)),
+               cat(std::string(Wrap ? ")" : "") + ".detach().to(" + Dtype + ")" +
+                   (ItemEndsSummand ? ")" : ""))),
+      insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
+                                             Accumulator + ".item<" + ItemType + ">();" +
+                                             insertedSyncComment("one read after the loop")))};
+  if (Wrap)
+    Edits.push_back(insertBefore(selectPoint(ObjectBegin), cat("(")));
+  if (!ItemEndsSummand)
+    Edits.push_back(insertBefore(selectPoint(RhsEnd), cat(")")));
+  auto Fixes = fixItsFor(Edits, Result);
   report(Accumulate->getOperatorLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 

@@ -1,0 +1,46 @@
+// RUN: %check_torch_sync --compile-fixed %s 'torch-sync-deferred-accumulate,torch-sync-mask-index,torch-sync-scalar-index' %t -- %mock_flags
+// Fixes in one loop compose in one run: the deferred accumulation edits only
+// around the summand (before it, the item call's tail, after it), so a
+// mask-index or scalar-index rewrite inside the summand applies too.
+#include <torch/torch.h>
+#include <vector>
+
+double masked_total(std::vector<torch::Tensor> &xs) {
+  double total = 0;
+  for (auto &x : xs) {
+    auto g = x.cuda();
+    auto mask = g > 0;
+    total += g.index({mask}).sum().item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-2]]:16: warning: selecting with a boolean mask
+  }
+  return total;
+}
+// CHECK-FIXES:      auto total_on_device = torch::zeros({}, torch::kDouble);
+// CHECK-FIXES:      total_on_device = total_on_device + (torch::where(mask, g, 0).sum().detach().to(torch::kDouble));
+// CHECK-FIXES:      total += total_on_device.item<double>();
+
+double best_rows(std::vector<torch::Tensor> &xs, int64_t n) {
+  double sum = 0;
+  for (auto &x : xs) {
+    auto g = x.cuda();
+    auto best = g.sum(1).argmax();
+    sum += g.index({best}).sum().item<double>() * n;
+    // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: `sum` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-2]]:14: warning: indexing with a 0-dim integer tensor
+  }
+  return sum;
+}
+// CHECK-FIXES:      sum_on_device = sum_on_device + (g.index({best.unsqueeze(0)}).squeeze(0).sum().detach().to(torch::kDouble) * n);
+
+// The summand needs parentheses to take `.detach()`: inserted around it.
+double sum_of_two(std::vector<torch::Tensor> &xs, torch::Tensor bias) {
+  double s = 0;
+  for (auto &x : xs) {
+    auto g = x.cuda();
+    s += (g.sum() + bias.cuda().sum()).item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `s` accumulates `item()` every iteration
+  }
+  return s;
+}
+// CHECK-FIXES:      s_on_device = s_on_device + ((g.sum() + bias.cuda().sum()).detach().to(torch::kDouble));
