@@ -609,6 +609,13 @@ int main(int argc, const char **argv) {
             if (WithFix == 1)
               Error.Message.Fix = Only->Fix;
           }
+          // clang-tidy's "this fix will not be applied because it overlaps with
+          // another fix" has no location: it belongs at its finding.
+          for (tooling::DiagnosticMessage &Note : Error.Notes)
+            if (Note.FilePath.empty()) {
+              Note.FilePath = Error.Message.FilePath;
+              Note.FileOffset = Error.Message.FileOffset;
+            }
           if (StringRef(Error.DiagnosticName).starts_with("torch-sync-"))
             Unit.Findings.push_back(std::move(Error));
         }
