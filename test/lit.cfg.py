@@ -131,6 +131,8 @@ config.substitutions.append(("%python", python))
 config.substitutions.append(("%src", src))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
+# Shared PCHs of runs without -p go here, not into the user's ~/.cache.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.torch_syncfree_bin, "test", "xdg-cache")
 config.substitutions.append(
     ("%expect_exit", "%s %s" % (python, os.path.join(src, "test", "expect_exit.py"))))
 config.substitutions.append(

@@ -154,7 +154,9 @@ public:
     Invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
     Invocation->getDiagnosticOpts().ShowCarets = false;
     IntrusiveRefCntPtr<FileManager> FileMgr(Files);
-    if (Options.Preamble)
+    if (!Options.SharedPch.empty())
+      Invocation->getPreprocessorOpts().ImplicitPCHInclude = Options.SharedPch;
+    else if (Options.Preamble)
       usePreamble(*Options.Preamble, *Invocation, FileMgr, PCHContainerOps);
     CompilerInstance Compiler(std::move(Invocation), std::move(PCHContainerOps));
     Compiler.setFileManager(FileMgr);

@@ -44,6 +44,8 @@ struct RunOptions {
   bool EnableCheckProfile = false;
   /// One file only; null: parse every file in full.
   PreambleSlot *Preamble = nullptr;
+  /// A PCH of the files' leading #include block (SharedPch.h); "" for none.
+  std::string SharedPch;
 };
 
 std::vector<clang::tidy::ClangTidyError>

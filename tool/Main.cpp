@@ -6,6 +6,7 @@
 // filtering behave exactly as in clang-tidy.
 #include "CheckCatalog.h"
 #include "CheckRunner.h"
+#include "SharedPch.h"
 #include "CompileCommandSanitizer.h"
 #include "CompileFlags.h"
 #include "JsonLimits.h"
@@ -162,6 +163,16 @@ cl::opt<bool> FixNotes("fix-notes",
                        cl::cat(Category));
 cl::opt<bool> EnableCheckProfile("enable-check-profile",
                                  cl::desc("Print the time each check took"), cl::cat(Category));
+cl::opt<std::string> CacheDir(
+    "cache-dir",
+    cl::desc("Directory of the shared precompiled headers and, when given, of the results "
+             "cache (default for the headers: <build dir>/.torch-syncfree-cache with -p, else "
+             "$XDG_CACHE_HOME/torch-syncfree)"),
+    cl::value_desc("dir"), cl::cat(Category));
+cl::opt<bool> NoPch("no-pch",
+                    cl::desc("Parse every translation unit in full (no shared precompiled "
+                             "headers)"),
+                    cl::cat(Category));
 cl::list<std::string> LoadPlugins("load", cl::desc("Not supported: the checks are built in "
                                                    "(load the plugin into clang-tidy instead)"),
                                   cl::cat(Category));
@@ -548,6 +559,17 @@ int main(int argc, const char **argv) {
     bool CannotAnalyse = false; ///< no usable compile command (CompileError says why)
   };
   std::vector<UnitResult> Units(Files.size());
+  // Translation units with the same flags and leading #include block share one
+  // precompiled header of that block (SharedPch.h).
+  std::unique_ptr<ClangTidyOptionsProvider> PchOptions = makeOptionsProvider();
+  std::unique_ptr<torch_syncfree::SharedPchCache> Pch;
+  std::string PchDirectory = CacheDir.empty() ? torch_syncfree::defaultCacheDirectory(BuildPath)
+                                              : std::string(CacheDir);
+  if (!NoPch && !PchDirectory.empty()) {
+    Pch = std::make_unique<torch_syncfree::SharedPchCache>(
+        (PchDirectory + "/pch"), *Compilations, *PchOptions);
+    Pch->plan(ParseFiles);
+  }
   std::atomic<unsigned> Done{0}, FindingCount{0};
   std::mutex ProgressMutex;
   bool Terminal = sys::Process::StandardErrIsDisplayed();
@@ -587,8 +609,22 @@ int main(int argc, const char **argv) {
         }
         torch_syncfree::RunOptions Run;
         Run.EnableCheckProfile = EnableCheckProfile;
+        if (Pch)
+          Run.SharedPch = Pch->pchFor(ParseFiles[I]);
         std::vector<ClangTidyError> Errors =
             torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]}, UnitFS, Run);
+        // A compile error with the shared PCH is confirmed by a full parse
+        // (a header without include guards would be read twice).
+        if (!Run.SharedPch.empty() &&
+            llvm::any_of(Errors, [](const ClangTidyError &E) {
+              return E.DiagLevel == ClangTidyError::Error &&
+                     StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
+            })) {
+          Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
+          Run.SharedPch.clear();
+          Errors = torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
+                                             UnitFS, Run);
+        }
         for (ClangTidyError &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
           if (Error.DiagLevel == ClangTidyError::Error &&
@@ -799,6 +835,13 @@ int main(int argc, const char **argv) {
       errs() << "  " << left_justify(Check, 34) << right_justify(std::to_string(Count), 6) << "\n";
     for (const auto &[Class, Count] : PerClass)
       errs() << "  " << left_justify(Class + " dependency", 34) << right_justify(std::to_string(Count), 6) << "\n";
+    if (Pch) {
+      torch_syncfree::SharedPchCache::Stats P = Pch->stats();
+      if (P.Groups)
+        errs() << "  shared PCH: " << counted(P.UnitsWithPch, "unit") << " of "
+               << Files.size() << " with one, " << P.Built << " built, " << P.Reused
+               << " reused, " << P.Failed << " failed (" << PchDirectory << "/pch)\n";
+    }
     if (ApplyFixes)
       errs() << "  fixes " << (DryRun ? "that would be applied " : "applied ") << Fixes.Applied
              << ", skipped " << Fixes.Skipped << ", files " << (DryRun ? "that would change " : "changed ")

@@ -1,0 +1,372 @@
+#include "SharedPch.h"
+
+#include "SafeFileSystem.h"
+
+#include "clang/Basic/Version.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/Utils.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include <thread>
+#include <unistd.h>
+
+using namespace clang;
+using namespace clang::tooling;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+namespace torch_syncfree {
+
+// A hand-written scan: clang's raw lexer does not lex header names outside a
+// preprocessor directive, and only this narrow shape qualifies anyway.
+std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir) {
+  (void)FileDir; // quoted includes end the block (they may be user headers)
+  std::string Block;
+  size_t I = 0, N = Text.size();
+  auto SkipBlank = [&](bool Newlines) {
+    while (I < N) {
+      if (Text[I] == ' ' || Text[I] == '\t' || Text[I] == '\r' || (Newlines && Text[I] == '\n'))
+        ++I;
+      else if (Text.substr(I).starts_with("//"))
+        I = std::min(Text.find('\n', I), N);
+      else if (Text.substr(I).starts_with("/*")) {
+        size_t End = Text.find("*/", I + 2);
+        if (End == StringRef::npos || (!Newlines && Text.substr(I, End - I).contains('\n')))
+          return false;
+        I = End + 2;
+      } else
+        break;
+    }
+    return true;
+  };
+  while (true) {
+    if (!SkipBlank(true) || I >= N || Text[I] != '#')
+      break;
+    size_t Start = I++;
+    SkipBlank(false);
+    if (!Text.substr(I).starts_with("include") || I + 7 >= N)
+      break;
+    I += 7;
+    SkipBlank(false);
+    if (I >= N || Text[I] != '<')
+      break;
+    size_t Close = Text.find('>', I);
+    size_t LineEnd = std::min(Text.find('\n', I), N);
+    if (Close == StringRef::npos || Close > LineEnd)
+      break;
+    StringRef Name = Text.slice(I + 1, Close);
+    I = Close + 1;
+    // Only blanks or a comment may follow on the line.
+    if (!SkipBlank(false) || (I < N && Text[I] != '\n')) {
+      I = Start;
+      break;
+    }
+    Block += "#include <" + Name.str() + ">\n";
+  }
+  if (Block.empty())
+    return std::nullopt;
+  return Block;
+}
+
+std::string defaultCacheDirectory(StringRef BuildPath) {
+  SmallString<256> Dir;
+  if (!BuildPath.empty()) {
+    Dir = BuildPath;
+    fs::make_absolute(Dir);
+    path::append(Dir, ".torch-syncfree-cache");
+    return std::string(Dir);
+  }
+  if (const char *Xdg = ::getenv("XDG_CACHE_HOME"); Xdg && *Xdg && path::is_absolute(Xdg)) {
+    Dir = Xdg;
+  } else if (!path::home_directory(Dir)) {
+    return "";
+  } else {
+    path::append(Dir, ".cache");
+  }
+  path::append(Dir, "torch-syncfree");
+  return std::string(Dir);
+}
+
+namespace {
+
+/// The command line of File without the file and outputs, with the ExtraArgs
+/// of its .clang-tidy, as the analysis will see it.
+std::optional<CompileCommand> effectiveCommand(const CompilationDatabase &Database,
+                                               clang::tidy::ClangTidyOptionsProvider &Options,
+                                               const std::string &File) {
+  std::vector<CompileCommand> Commands = Database.getCompileCommands(File);
+  if (Commands.empty())
+    return std::nullopt;
+  CompileCommand Command = Commands.front();
+  std::vector<std::string> Args;
+  const std::vector<std::string> &In = Command.CommandLine;
+  bool SawFile = false;
+  for (size_t I = 0; I < In.size(); ++I) {
+    StringRef Arg = In[I];
+    if (I > 0 && (Arg == Command.Filename || Arg == File)) {
+      SawFile = true;
+      continue;
+    }
+    if (Arg == "-c")
+      continue;
+    if (Arg == "-o") {
+      ++I;
+      continue;
+    }
+    if (Arg.starts_with("-o") || Arg == "-x" || Arg.starts_with("-x"))
+      return std::nullopt; // -ofile is rare; an explicit language: not shared
+    Args.push_back(In[I]);
+  }
+  if (!SawFile || Args.empty())
+    return std::nullopt;
+  clang::tidy::ClangTidyOptions Opts = Options.getOptions(File);
+  if (Opts.ExtraArgsBefore)
+    Args.insert(Args.begin() + 1, Opts.ExtraArgsBefore->begin(), Opts.ExtraArgsBefore->end());
+  if (Opts.ExtraArgs)
+    Args.insert(Args.end(), Opts.ExtraArgs->begin(), Opts.ExtraArgs->end());
+  Command.CommandLine = std::move(Args);
+  return Command;
+}
+
+bool isCxxSource(StringRef File) {
+  StringRef Ext = path::extension(File);
+  return Ext == ".cpp" || Ext == ".cc" || Ext == ".cxx" || Ext == ".C" || Ext == ".c++";
+}
+
+/// A one-command database: the PCH's build.
+class SingleCommand : public CompilationDatabase {
+public:
+  explicit SingleCommand(CompileCommand Command) : Command(std::move(Command)) {}
+  std::vector<CompileCommand> getCompileCommands(StringRef) const override { return {Command}; }
+
+private:
+  CompileCommand Command;
+};
+
+/// Every file the PCH read, and whether one was not a system header.
+class HeaderCollector : public DependencyCollector {
+public:
+  bool needSystemDependencies() override { return true; }
+  bool sawDependency(StringRef Filename, bool FromModule, bool IsSystem, bool IsModuleFile,
+                     bool IsMissing) override {
+    if (!IsSystem && Filename != MainHeader)
+      SawUserHeader = true;
+    return DependencyCollector::sawDependency(Filename, FromModule, IsSystem, IsModuleFile,
+                                              IsMissing);
+  }
+  std::string MainHeader;
+  bool SawUserHeader = false;
+};
+
+class BuildPch : public FrontendActionFactory {
+public:
+  BuildPch(std::string Output, std::shared_ptr<HeaderCollector> Collector)
+      : Output(std::move(Output)), Collector(std::move(Collector)) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<GeneratePCHAction>(); }
+  bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
+                     std::shared_ptr<PCHContainerOperations> PCHContainerOps,
+                     DiagnosticConsumer *DiagConsumer) override {
+    // As the analysis (CheckRunner): the PCH must match its macros exactly.
+    Invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
+    Invocation->getFrontendOpts().OutputFile = Output;
+    Invocation->getFrontendOpts().ProgramAction = frontend::GeneratePCH;
+    CompilerInstance Compiler(std::move(Invocation), std::move(PCHContainerOps));
+    Compiler.setFileManager(IntrusiveRefCntPtr<FileManager>(Files));
+    Compiler.createDiagnostics(DiagConsumer, /*ShouldOwnClient=*/false);
+    if (!Compiler.hasDiagnostics())
+      return false;
+    Compiler.createSourceManager();
+    Compiler.addDependencyCollector(Collector);
+    std::unique_ptr<FrontendAction> Action = create();
+    return Compiler.ExecuteAction(*Action) && !Compiler.getDiagnostics().hasErrorOccurred();
+  }
+
+private:
+  std::string Output;
+  std::shared_ptr<HeaderCollector> Collector;
+};
+
+std::string hex(uint64_t V) { return llvm::utohexstr(V, /*LowerCase=*/true, 16); }
+
+/// "size mtime path" per line; every file must still match.
+bool depsStillMatch(StringRef DepsFile) {
+  auto Buffer = llvm::MemoryBuffer::getFile(DepsFile);
+  if (!Buffer)
+    return false;
+  SmallVector<StringRef, 0> Lines;
+  (*Buffer)->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  if (Lines.empty())
+    return false;
+  for (StringRef Line : Lines) {
+    auto [Size, Rest] = Line.split(' ');
+    auto [Time, File] = Rest.split(' ');
+    fs::file_status Status;
+    if (fs::status(File, Status) || std::to_string(Status.getSize()) != Size ||
+        std::to_string(Status.getLastModificationTime().time_since_epoch().count()) != Time)
+      return false;
+  }
+  return true;
+}
+
+bool writeAtomically(const std::string &Target, StringRef Bytes) {
+  std::string Temp = Target + ".tmp-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Temp, EC);
+    if (EC)
+      return false;
+    OS << Bytes;
+    if (OS.has_error()) {
+      OS.clear_error();
+      fs::remove(Temp);
+      return false;
+    }
+  }
+  if (fs::rename(Temp, Target)) {
+    fs::remove(Temp);
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+SharedPchCache::SharedPchCache(std::string Directory, const CompilationDatabase &Database,
+                               clang::tidy::ClangTidyOptionsProvider &Options)
+    : Directory(std::move(Directory)), Database(Database), Options(Options) {}
+
+void SharedPchCache::plan(const std::vector<std::string> &Files) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  for (const std::string &File : Files) {
+    if (GroupOf.count(File) || !isCxxSource(File))
+      continue;
+    auto Text = llvm::MemoryBuffer::getFile(File);
+    if (!Text)
+      continue;
+    std::optional<std::string> Block =
+        leadingIncludeBlock((*Text)->getBuffer(), path::parent_path(File));
+    std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
+    if (!Block || !Command)
+      continue;
+    std::string Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + *Block;
+    for (const std::string &Arg : Command->CommandLine)
+      Identity += '\0' + Arg;
+    std::string Key = hex(llvm::xxh3_64bits(Identity));
+    Group &G = Groups[Key];
+    if (G.Key.empty()) {
+      G.Key = Key;
+      G.Header = *Block;
+      G.Command = *Command;
+    }
+    G.Units.push_back(File);
+    GroupOf[File] = Key;
+  }
+  // A cached PCH whose headers are unchanged is ready before any worker
+  // starts; a group of one gains nothing from building a new one.
+  for (auto &[Key, G] : Groups) {
+    if (G.State != Group::Unbuilt)
+      continue;
+    SmallString<256> Base(Directory);
+    path::append(Base, Key);
+    if (fs::exists(Base + ".pch") && depsStillMatch((Base + ".deps").str())) {
+      G.State = Group::Ready;
+      G.Pch = (Base + ".pch").str();
+      ++Counts.Reused;
+    } else if (G.Units.size() < 2) {
+      G.State = Group::Failed;
+      continue;
+    }
+    ++Counts.Groups;
+  }
+}
+
+std::string SharedPchCache::pchFor(const std::string &File) {
+  std::unique_lock<std::mutex> Lock(Mutex);
+  auto It = GroupOf.find(File);
+  if (It == GroupOf.end())
+    return "";
+  Group &G = Groups[It->second];
+  if (G.State == Group::Unbuilt) {
+    G.State = Group::Building;
+    Lock.unlock();
+    bool Ok = build(G);
+    Lock.lock();
+    G.State = Ok ? Group::Ready : Group::Failed;
+  }
+  if (G.State != Group::Ready)
+    return "";
+  ++Counts.UnitsWithPch;
+  return G.Pch;
+}
+
+bool SharedPchCache::build(Group &G) {
+  SmallString<256> Base(Directory);
+  path::append(Base, G.Key);
+  std::string Pch = (Base + ".pch").str(), Deps = (Base + ".deps").str(),
+              Header = (Base + ".h").str();
+  auto Fail = [&] {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    ++Counts.Failed;
+    return false;
+  };
+  if (fs::create_directories(Directory) || !writeAtomically(Header, G.Header))
+    return Fail();
+  CompileCommand Command = G.Command;
+  Command.Filename = Header;
+  Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", "c++-header", Header});
+  SingleCommand One(Command);
+  ClangTool Tool(One, {Header}, std::make_shared<PCHContainerOperations>(),
+                 llvm::vfs::getRealFileSystem());
+  Tool.clearArgumentsAdjusters(); // the command is already the effective one
+  IgnoringDiagConsumer Quiet;
+  Tool.setDiagnosticConsumer(&Quiet);
+  std::string Temp = Pch + ".tmp-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  auto Collector = std::make_shared<HeaderCollector>();
+  Collector->MainHeader = Header;
+  BuildPch Factory(Temp, Collector);
+  bool Built = Tool.run(&Factory) == 0;
+  // A PCH holding user headers would hide their text from the fix writer:
+  // only system headers are shared.
+  if (!Built || Collector->SawUserHeader) {
+    fs::remove(Temp);
+    return Fail();
+  }
+  std::string Manifest;
+  for (const std::string &Dependency : Collector->getDependencies()) {
+    SmallString<256> Absolute(Dependency);
+    path::make_absolute(Command.Directory, Absolute);
+    fs::file_status Status;
+    if (fs::status(Absolute, Status)) {
+      fs::remove(Temp);
+      return Fail();
+    }
+    Manifest += std::to_string(Status.getSize()) + " " +
+                std::to_string(Status.getLastModificationTime().time_since_epoch().count()) +
+                " " + std::string(Absolute) + "\n";
+  }
+  // The manifest first: a reader that sees the new PCH sees its manifest.
+  if (!writeAtomically(Deps, Manifest) || fs::rename(Temp, Pch)) {
+    fs::remove(Temp);
+    return Fail();
+  }
+  G.Pch = Pch;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  ++Counts.Built;
+  return true;
+}
+
+SharedPchCache::Stats SharedPchCache::stats() const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return Counts;
+}
+
+} // namespace torch_syncfree

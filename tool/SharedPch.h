@@ -1,0 +1,79 @@
+// Shared precompiled headers for batch runs. The translation units of a run
+// are grouped by their effective compile command (minus the file) and by the
+// leading block of #includes of their main file; each group with two or more
+// units (or a PCH already in the cache) gets one PCH of that block, built
+// once, kept in a cache directory and reused by later runs while the headers
+// it read are unchanged (size and modification time of every one).
+//
+// A unit whose block does not qualify (a macro, a #pragma or code before or
+// between the includes, a quoted include that is not beside the file) is
+// parsed in full. A unit whose analysis with the PCH reports a compile error
+// is analysed again in full: correctness first.
+#ifndef TORCH_SYNCFREE_SHARED_PCH_H
+#define TORCH_SYNCFREE_SHARED_PCH_H
+
+#include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/StringRef.h"
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch_syncfree {
+
+/// The main file's leading block of #include directives, as the text of a
+/// header that includes the same files in the same order (quoted includes
+/// made absolute); nullopt when there is none or it cannot be shared.
+std::optional<std::string> leadingIncludeBlock(llvm::StringRef Text, llvm::StringRef FileDir);
+
+class SharedPchCache {
+public:
+  /// Directory: where PCHs live (created on demand). Options: the .clang-tidy
+  /// options of each file (their ExtraArgs are part of the command).
+  SharedPchCache(std::string Directory, const clang::tooling::CompilationDatabase &Database,
+                 clang::tidy::ClangTidyOptionsProvider &Options);
+
+  /// Groups Files (absolute paths); call once before pchFor.
+  void plan(const std::vector<std::string> &Files);
+
+  /// The PCH to analyse File with, or "" (parse in full). A cached PCH was
+  /// validated by plan(); otherwise the first caller of a group builds it and
+  /// a caller that finds it being built by another thread gets "" rather
+  /// than waiting.
+  std::string pchFor(const std::string &File);
+
+  struct Stats {
+    unsigned Groups = 0, Built = 0, Reused = 0, Failed = 0, UnitsWithPch = 0;
+  };
+  Stats stats() const;
+
+private:
+  struct Group {
+    std::string Key;                              ///< hash of command, block, versions
+    std::string Header;                           ///< the block, as a header's text
+    clang::tooling::CompileCommand Command;       ///< of the first unit, file replaced
+    std::vector<std::string> Units;
+    enum { Unbuilt, Building, Ready, Failed } State = Unbuilt;
+    std::string Pch;
+  };
+  bool build(Group &G); ///< without the lock
+  std::string Directory;
+  const clang::tooling::CompilationDatabase &Database;
+  clang::tidy::ClangTidyOptionsProvider &Options;
+  mutable std::mutex Mutex;
+  std::map<std::string, Group> Groups;         ///< by key
+  std::map<std::string, std::string> GroupOf;  ///< file -> key
+  Stats Counts;
+};
+
+/// The default cache directory: <build dir>/.torch-syncfree-cache with -p,
+/// else $XDG_CACHE_HOME/torch-syncfree (~/.cache/torch-syncfree).
+std::string defaultCacheDirectory(llvm::StringRef BuildPath);
+
+} // namespace torch_syncfree
+
+#endif
