@@ -9,6 +9,8 @@
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Frontend/PrecompiledPreamble.h"
+#include "clang/Frontend/Utils.h"
+#include "llvm/Support/Path.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Sema/ExternalSemaSource.h"
 #include "clang/Sema/Sema.h"
@@ -129,6 +131,12 @@ std::string ccOneFlags(const CompilerInvocation &Invocation) {
   return Flags;
 }
 
+/// Every file the analysis read, system headers included.
+class ReadFilesCollector : public DependencyCollector {
+public:
+  bool needSystemDependencies() override { return true; }
+};
+
 /// PreambleCallbacks' defaults: nothing recorded, no body skipped.
 class KeepEverything : public PreambleCallbacks {};
 
@@ -166,7 +174,23 @@ public:
     if (!Compiler.hasDiagnostics())
       return false;
     Compiler.createSourceManager();
-    return Compiler.ExecuteAction(*ScopedAction);
+    std::shared_ptr<ReadFilesCollector> Reads;
+    if (Options.ReadFiles) {
+      Reads = std::make_shared<ReadFilesCollector>();
+      Compiler.addDependencyCollector(Reads);
+    }
+    bool Success = Compiler.ExecuteAction(*ScopedAction);
+    if (Reads) {
+      auto WorkingDirectory = FileMgr->getVirtualFileSystem().getCurrentWorkingDirectory();
+      for (const std::string &File : Reads->getDependencies()) {
+        SmallString<256> Absolute(File);
+        if (WorkingDirectory)
+          llvm::sys::path::make_absolute(*WorkingDirectory, Absolute);
+        llvm::sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+        Options.ReadFiles->push_back(std::string(Absolute));
+      }
+    }
+    return Success;
   }
 
 private:

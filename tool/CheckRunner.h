@@ -46,6 +46,8 @@ struct RunOptions {
   PreambleSlot *Preamble = nullptr;
   /// A PCH of the files' leading #include block (SharedPch.h); "" for none.
   std::string SharedPch;
+  /// Receives every file the analysis read (absolute paths), when set.
+  std::vector<std::string> *ReadFiles = nullptr;
 };
 
 std::vector<clang::tidy::ClangTidyError>

@@ -6,7 +6,9 @@
 // filtering behave exactly as in clang-tidy.
 #include "CheckCatalog.h"
 #include "CheckRunner.h"
+#include "ResultsCache.h"
 #include "SharedPch.h"
+#include "UnitSelection.h"
 #include "CompileCommandSanitizer.h"
 #include "CompileFlags.h"
 #include "JsonLimits.h"
@@ -570,6 +572,23 @@ int main(int argc, const char **argv) {
         (PchDirectory + "/pch"), *Compilations, *PchOptions);
     Pch->plan(ParseFiles);
   }
+  // A line filter (--diff, --line-filter) drops findings in the files it does
+  // not name: units that read none of them are not analysed.
+  std::unique_ptr<torch_syncfree::UnitSelection> Selection;
+  if (!EffectiveLineFilter.empty()) {
+    ClangTidyGlobalOptions Filter;
+    if (!parseLineFilter(EffectiveLineFilter, Filter)) {
+      std::vector<std::string> Names;
+      for (const FileFilter &F : Filter.LineFilter)
+        Names.push_back(F.Name);
+      Selection = std::make_unique<torch_syncfree::UnitSelection>(std::move(Names));
+    }
+  }
+  std::atomic<unsigned> NotSelected{0};
+  // The results cache is opt-in: --cache-dir given.
+  std::unique_ptr<torch_syncfree::ResultsCache> Results;
+  if (!CacheDir.empty())
+    Results = std::make_unique<torch_syncfree::ResultsCache>(CacheDir + "/results");
   std::atomic<unsigned> Done{0}, FindingCount{0};
   std::mutex ProgressMutex;
   bool Terminal = sys::Process::StandardErrIsDisplayed();
@@ -607,12 +626,40 @@ int main(int argc, const char **argv) {
           }
           UnitFS->pushOverlay(Redirecting);
         }
+        if (Selection) {
+          std::vector<tooling::CompileCommand> Commands =
+              Compilations->getCompileCommands(ParseFiles[I]);
+          if (!Commands.empty() &&
+              !Selection->mayHaveFindings(ParseFiles[I], Commands.front())) {
+            ++NotSelected;
+            ++Done;
+            return;
+          }
+        }
+        std::string CacheKey;
+        std::optional<std::vector<ClangTidyError>> Cached;
+        if (Results) {
+          std::vector<tooling::CompileCommand> Commands =
+              Compilations->getCompileCommands(ParseFiles[I]);
+          if (!Commands.empty() && VfsOverlay.empty()) {
+            CacheKey = torch_syncfree::ResultsCache::key(
+                ParseFiles[I], Commands.front().CommandLine, Commands.front().Directory,
+                configurationAsText(Unit.Context->getOptionsForFile(ParseFiles[I])),
+                EffectiveLineFilter);
+            Cached = Results->lookup(CacheKey);
+          }
+        }
         torch_syncfree::RunOptions Run;
         Run.EnableCheckProfile = EnableCheckProfile;
-        if (Pch)
+        std::vector<std::string> ReadFiles;
+        if (!CacheKey.empty())
+          Run.ReadFiles = &ReadFiles;
+        if (Pch && !Cached)
           Run.SharedPch = Pch->pchFor(ParseFiles[I]);
         std::vector<ClangTidyError> Errors =
-            torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]}, UnitFS, Run);
+            Cached ? std::move(*Cached)
+                   : torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
+                                               UnitFS, Run);
         // A compile error with the shared PCH is confirmed by a full parse
         // (a header without include guards would be read twice).
         if (!Run.SharedPch.empty() &&
@@ -622,8 +669,21 @@ int main(int argc, const char **argv) {
             })) {
           Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
           Run.SharedPch.clear();
+          ReadFiles.clear();
           Errors = torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
                                              UnitFS, Run);
+        }
+        bool CompileErrors = llvm::any_of(Errors, [](const ClangTidyError &E) {
+          return E.DiagLevel == ClangTidyError::Error &&
+                 StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
+        });
+        if (!Cached && !CacheKey.empty() && !CompileErrors) {
+          if (!Run.SharedPch.empty())
+            for (std::string &Input : torch_syncfree::pchInputs(Run.SharedPch))
+              ReadFiles.push_back(std::move(Input));
+          llvm::sort(ReadFiles);
+          ReadFiles.erase(std::unique(ReadFiles.begin(), ReadFiles.end()), ReadFiles.end());
+          Results->store(CacheKey, Errors, ReadFiles);
         }
         for (ClangTidyError &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
@@ -835,6 +895,12 @@ int main(int argc, const char **argv) {
       errs() << "  " << left_justify(Check, 34) << right_justify(std::to_string(Count), 6) << "\n";
     for (const auto &[Class, Count] : PerClass)
       errs() << "  " << left_justify(Class + " dependency", 34) << right_justify(std::to_string(Count), 6) << "\n";
+    if (Selection)
+      errs() << "  not analysed: " << counted(NotSelected, "translation unit")
+             << " reading no file the line filter names\n";
+    if (Results)
+      errs() << "  results cache: " << Results->hits() << " reused, " << Results->misses()
+             << " analysed (" << CacheDir << "/results)\n";
     if (Pch) {
       torch_syncfree::SharedPchCache::Stats P = Pch->stats();
       if (P.Groups)

@@ -110,9 +110,14 @@ std::optional<CompileCommand> effectiveCommand(const CompilationDatabase &Databa
   bool SawFile = false;
   for (size_t I = 0; I < In.size(); ++I) {
     StringRef Arg = In[I];
-    if (I > 0 && (Arg == Command.Filename || Arg == File)) {
-      SawFile = true;
-      continue;
+    if (I > 0 && !Arg.starts_with("-")) {
+      SmallString<256> Absolute(Arg);
+      path::make_absolute(Command.Directory, Absolute);
+      path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+      if (Absolute == File || Arg == Command.Filename) {
+        SawFile = true;
+        continue;
+      }
     }
     if (Arg == "-c")
       continue;
@@ -239,12 +244,37 @@ bool writeAtomically(const std::string &Target, StringRef Bytes) {
 
 } // namespace
 
+std::vector<std::string> pchInputs(StringRef PchPath) {
+  std::vector<std::string> Files;
+  StringRef Base = PchPath;
+  Base.consume_back(".pch");
+  auto Buffer = llvm::MemoryBuffer::getFile(Base + ".deps");
+  if (!Buffer)
+    return Files;
+  SmallVector<StringRef, 0> Lines;
+  (*Buffer)->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef Line : Lines)
+    Files.push_back(Line.split(' ').second.split(' ').second.str());
+  return Files;
+}
+
 SharedPchCache::SharedPchCache(std::string Directory, const CompilationDatabase &Database,
                                clang::tidy::ClangTidyOptionsProvider &Options)
     : Directory(std::move(Directory)), Database(Database), Options(Options) {}
 
 void SharedPchCache::plan(const std::vector<std::string> &Files) {
   std::lock_guard<std::mutex> Lock(Mutex);
+  // Units with the same command and the same first #include share the PCH of
+  // the longest block of #includes they all begin with.
+  struct Candidate {
+    std::string File;
+    CompileCommand Command;
+    SmallVector<StringRef, 8> Lines;
+  };
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> Texts; // keep the blocks alive
+  std::map<std::string, std::vector<Candidate>> ByCommand;
+  std::vector<std::string> Blocks;
+  Blocks.reserve(Files.size());
   for (const std::string &File : Files) {
     if (GroupOf.count(File) || !isCxxSource(File))
       continue;
@@ -256,18 +286,34 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
     std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
     if (!Block || !Command)
       continue;
-    std::string Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + *Block;
+    Blocks.push_back(std::move(*Block));
+    Candidate C{File, *Command, {}};
+    StringRef(Blocks.back()).split(C.Lines, '\n', -1, /*KeepEmpty=*/false);
+    std::string Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + C.Lines[0].str();
     for (const std::string &Arg : Command->CommandLine)
       Identity += '\0' + Arg;
-    std::string Key = hex(llvm::xxh3_64bits(Identity));
-    Group &G = Groups[Key];
-    if (G.Key.empty()) {
-      G.Key = Key;
-      G.Header = *Block;
-      G.Command = *Command;
+    ByCommand[Identity].push_back(std::move(C));
+  }
+  for (auto &[Identity, Members] : ByCommand) {
+    size_t Common = Members.front().Lines.size();
+    for (const Candidate &C : Members) {
+      size_t Same = 0;
+      while (Same < Common && Same < C.Lines.size() && C.Lines[Same] == Members.front().Lines[Same])
+        ++Same;
+      Common = Same;
     }
-    G.Units.push_back(File);
-    GroupOf[File] = Key;
+    std::string Header;
+    for (size_t I = 0; I < Common; ++I)
+      Header += Members.front().Lines[I].str() + "\n";
+    std::string Key = hex(llvm::xxh3_64bits(Identity + '\0' + Header));
+    Group &G = Groups[Key];
+    G.Key = Key;
+    G.Header = Header;
+    G.Command = Members.front().Command;
+    for (const Candidate &C : Members) {
+      G.Units.push_back(C.File);
+      GroupOf[C.File] = Key;
+    }
   }
   // A cached PCH whose headers are unchanged is ready before any worker
   // starts; a group of one gains nothing from building a new one.

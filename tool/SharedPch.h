@@ -70,6 +70,9 @@ private:
   Stats Counts;
 };
 
+/// The files a shared PCH was built from (its manifest), absolute paths.
+std::vector<std::string> pchInputs(llvm::StringRef PchPath);
+
 /// The default cache directory: <build dir>/.torch-syncfree-cache with -p,
 /// else $XDG_CACHE_HOME/torch-syncfree (~/.cache/torch-syncfree).
 std::string defaultCacheDirectory(llvm::StringRef BuildPath);

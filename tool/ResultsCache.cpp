@@ -1,0 +1,238 @@
+#include "ResultsCache.h"
+
+#include "JsonLimits.h"
+#include "SafeFileSystem.h"
+
+#include "clang/Basic/Version.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include <thread>
+#include <unistd.h>
+
+using namespace clang;
+using namespace clang::tidy;
+namespace json = llvm::json;
+namespace fs = llvm::sys::fs;
+
+namespace torch_syncfree {
+
+namespace {
+
+/// The running binary's size and mtime: a rebuilt tool never reads the
+/// results of its previous build (the version string may not change).
+std::string toolIdentity() {
+  static const std::string Identity = [] {
+    std::string Self = llvm::sys::fs::getMainExecutable(nullptr, (void *)&toolIdentity);
+    fs::file_status Status;
+    if (Self.empty() || fs::status(Self, Status))
+      return std::string("unknown");
+    return Self + " " + std::to_string(Status.getSize()) + " " +
+           std::to_string(Status.getLastModificationTime().time_since_epoch().count());
+  }();
+  return Identity;
+}
+
+json::Object message(const tooling::DiagnosticMessage &M) {
+  json::Array Fix, Ranges;
+  for (const auto &[File, Replacements] : M.Fix)
+    for (const tooling::Replacement &R : Replacements)
+      Fix.push_back(json::Object{{"file", R.getFilePath()},
+                                 {"offset", R.getOffset()},
+                                 {"length", R.getLength()},
+                                 {"text", R.getReplacementText()}});
+  for (const tooling::FileByteRange &R : M.Ranges)
+    Ranges.push_back(json::Object{{"file", R.FilePath}, {"offset", R.FileOffset}, {"length", R.Length}});
+  return json::Object{{"message", M.Message},
+                      {"file", M.FilePath},
+                      {"offset", M.FileOffset},
+                      {"fix", std::move(Fix)},
+                      {"ranges", std::move(Ranges)}};
+}
+
+bool readMessage(const json::Object *O, tooling::DiagnosticMessage &M) {
+  if (!O)
+    return false;
+  auto Text = O->getString("message");
+  auto File = O->getString("file");
+  auto Offset = O->getInteger("offset");
+  const json::Array *Fix = O->getArray("fix");
+  const json::Array *Ranges = O->getArray("ranges");
+  if (!Text || !File || !Offset || !Fix || !Ranges)
+    return false;
+  M.Message = Text->str();
+  M.FilePath = File->str();
+  M.FileOffset = static_cast<unsigned>(*Offset);
+  for (const json::Value &V : *Fix) {
+    const json::Object *R = V.getAsObject();
+    auto RFile = R ? R->getString("file") : std::nullopt;
+    auto ROffset = R ? R->getInteger("offset") : std::nullopt;
+    auto RLength = R ? R->getInteger("length") : std::nullopt;
+    auto RText = R ? R->getString("text") : std::nullopt;
+    if (!RFile || !ROffset || !RLength || !RText)
+      return false;
+    if (llvm::Error E = M.Fix[*RFile].add(tooling::Replacement(
+            *RFile, static_cast<unsigned>(*ROffset), static_cast<unsigned>(*RLength), *RText))) {
+      llvm::consumeError(std::move(E));
+      return false;
+    }
+  }
+  for (const json::Value &V : *Ranges) {
+    const json::Object *R = V.getAsObject();
+    auto RFile = R ? R->getString("file") : std::nullopt;
+    auto ROffset = R ? R->getInteger("offset") : std::nullopt;
+    auto RLength = R ? R->getInteger("length") : std::nullopt;
+    if (!RFile || !ROffset || !RLength)
+      return false;
+    tooling::FileByteRange Range;
+    Range.FilePath = RFile->str();
+    Range.FileOffset = static_cast<unsigned>(*ROffset);
+    Range.Length = static_cast<unsigned>(*RLength);
+    M.Ranges.push_back(std::move(Range));
+  }
+  return true;
+}
+
+std::string hex(uint64_t V) { return llvm::utohexstr(V, /*LowerCase=*/true, 16); }
+
+} // namespace
+
+std::string ResultsCache::key(StringRef File, ArrayRef<std::string> Command, StringRef Directory,
+                              StringRef OptionsText, StringRef LineFilter) {
+  std::string Identity = toolIdentity() + '\0' + getClangFullVersion() + '\0' + File.str() +
+                         '\0' + Directory.str() + '\0' + OptionsText.str() + '\0' +
+                         LineFilter.str();
+  for (const std::string &Arg : Command)
+    Identity += '\0' + Arg;
+  return hex(llvm::xxh3_64bits(Identity));
+}
+
+std::optional<uint64_t> ResultsCache::contentHash(const std::string &Path) {
+  {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    auto It = Hashes.find(Path);
+    if (It != Hashes.end())
+      return It->second;
+  }
+  std::optional<uint64_t> Hash;
+  if (auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false))
+  {
+    Hash = ReadContents::hash((*Buffer)->getBuffer());
+    // Cached fixes are applied to exactly these contents (FixApplier checks).
+    ReadContents::record(Path, (*Buffer)->getBuffer());
+  }
+  std::lock_guard<std::mutex> Lock(Mutex);
+  Hashes[Path] = Hash;
+  return Hash;
+}
+
+std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
+  SmallString<256> Path(Directory);
+  llvm::sys::path::append(Path, Key + ".json");
+  auto Miss = [&]() -> std::optional<std::vector<ClangTidyError>> {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    ++Misses;
+    return std::nullopt;
+  };
+  auto Buffer = llvm::MemoryBuffer::getFile(Path);
+  if (!Buffer)
+    return Miss();
+  if (!checkJsonNesting((*Buffer)->getBuffer()).empty())
+    return Miss();
+  llvm::Expected<json::Value> Parsed = json::parse((*Buffer)->getBuffer());
+  if (!Parsed) {
+    llvm::consumeError(Parsed.takeError());
+    return Miss();
+  }
+  const json::Object *Root = Parsed->getAsObject();
+  const json::Array *Inputs = Root ? Root->getArray("inputs") : nullptr;
+  const json::Array *Findings = Root ? Root->getArray("findings") : nullptr;
+  if (!Inputs || !Findings)
+    return Miss();
+  for (const json::Value &V : *Inputs) {
+    const json::Object *Input = V.getAsObject();
+    auto File = Input ? Input->getString("file") : std::nullopt;
+    auto Hash = Input ? Input->getString("hash") : std::nullopt;
+    if (!File || !Hash)
+      return Miss();
+    std::optional<uint64_t> Now = contentHash(File->str());
+    if (!Now || hex(*Now) != *Hash)
+      return Miss();
+  }
+  std::vector<ClangTidyError> Errors;
+  for (const json::Value &V : *Findings) {
+    const json::Object *F = V.getAsObject();
+    auto Name = F ? F->getString("check") : std::nullopt;
+    auto Level = F ? F->getInteger("level") : std::nullopt;
+    auto BuildDirectory = F ? F->getString("buildDirectory") : std::nullopt;
+    auto AsError = F ? F->getBoolean("warningAsError") : std::nullopt;
+    const json::Array *Notes = F ? F->getArray("notes") : nullptr;
+    if (!Name || !Level || !BuildDirectory || !AsError || !Notes)
+      return Miss();
+    ClangTidyError E(Name->str(), static_cast<ClangTidyError::Level>(*Level), BuildDirectory->str(),
+                     *AsError);
+    if (!readMessage(F->getObject("message"), E.Message))
+      return Miss();
+    for (const json::Value &N : *Notes) {
+      tooling::DiagnosticMessage Note;
+      if (!readMessage(N.getAsObject(), Note))
+        return Miss();
+      E.Notes.push_back(std::move(Note));
+    }
+    Errors.push_back(std::move(E));
+  }
+  std::lock_guard<std::mutex> Lock(Mutex);
+  ++Hits;
+  return Errors;
+}
+
+void ResultsCache::store(StringRef Key, const std::vector<ClangTidyError> &Errors,
+                         const std::vector<std::string> &ReadFiles) {
+  json::Array Inputs, Findings;
+  for (const std::string &File : ReadFiles) {
+    std::optional<uint64_t> Hash = contentHash(File);
+    if (!Hash)
+      return; // a file that cannot be read again: nothing to validate with
+    Inputs.push_back(json::Object{{"file", File}, {"hash", hex(*Hash)}});
+  }
+  for (const ClangTidyError &E : Errors) {
+    json::Array Notes;
+    for (const tooling::DiagnosticMessage &Note : E.Notes)
+      Notes.push_back(message(Note));
+    Findings.push_back(json::Object{{"check", E.DiagnosticName},
+                                    {"level", static_cast<int>(E.DiagLevel)},
+                                    {"buildDirectory", E.BuildDirectory},
+                                    {"warningAsError", E.IsWarningAsError},
+                                    {"message", message(E.Message)},
+                                    {"notes", std::move(Notes)}});
+  }
+  if (fs::create_directories(Directory))
+    return;
+  SmallString<256> Path(Directory);
+  llvm::sys::path::append(Path, Key + ".json");
+  std::string Temp = (Path + ".tmp-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())))
+                         .str();
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Temp, EC);
+    if (EC)
+      return;
+    OS << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
+    if (OS.has_error()) {
+      OS.clear_error();
+      fs::remove(Temp);
+      return;
+    }
+  }
+  if (fs::rename(Temp, Path))
+    fs::remove(Temp);
+}
+
+} // namespace torch_syncfree

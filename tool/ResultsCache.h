@@ -1,0 +1,48 @@
+// The results cache (--cache-dir): a translation unit whose inputs are
+// unchanged gets its previous findings and fixes without being parsed.
+// Inputs: the tool binary (size and mtime), clang's version, the effective
+// compile command, the check options, the line filter, and the content hash
+// of every file the analysis read (main file, headers, the shared PCH's
+// headers). One JSON file per unit, written to a temporary file and renamed.
+#ifndef TORCH_SYNCFREE_RESULTS_CACHE_H
+#define TORCH_SYNCFREE_RESULTS_CACHE_H
+
+#include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "llvm/ADT/StringMap.h"
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch_syncfree {
+
+class ResultsCache {
+public:
+  explicit ResultsCache(std::string Directory) : Directory(std::move(Directory)) {}
+
+  /// The identity of a unit's analysis, before its dependencies are known.
+  static std::string key(llvm::StringRef File, llvm::ArrayRef<std::string> Command,
+                         llvm::StringRef Directory, llvm::StringRef OptionsText,
+                         llvm::StringRef LineFilter);
+
+  /// The cached results of Key when every file it read still has the same content.
+  std::optional<std::vector<clang::tidy::ClangTidyError>> lookup(llvm::StringRef Key);
+
+  /// Stores Errors with the files they were computed from (absolute paths).
+  void store(llvm::StringRef Key, const std::vector<clang::tidy::ClangTidyError> &Errors,
+             const std::vector<std::string> &ReadFiles);
+
+  unsigned hits() const { return Hits; }
+  unsigned misses() const { return Misses; }
+
+private:
+  std::optional<uint64_t> contentHash(const std::string &Path); ///< memoised per run
+  std::string Directory;
+  std::mutex Mutex;
+  llvm::StringMap<std::optional<uint64_t>> Hashes;
+  unsigned Hits = 0, Misses = 0;
+};
+
+} // namespace torch_syncfree
+
+#endif
