@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Batch benchmark (not a test): a generated repository of LibTorch TUs (mock headers,
-plus a few real <torch/torch.h> ones), analysed by `torch-syncfree -p` at -j1 and -j2 and
-by `run-clang-tidy-22 -load <plugin>` at -j1 and -j2 on the same compile database.
-Prints wall times and their ratios.
+"""Batch benchmark (not a test: it prints figures and never fails on them).
 
-usage: bench/batch_cost.py [--mock 40] [--real 4]
+A generated repository of TUs that include <torch/torch.h> (per header tree), analysed:
+  torch-syncfree -p, cold      empty cache directory (the shared PCH is built in the run)
+  torch-syncfree -p, warm      PCH built by an earlier run, results cache off
+  torch-syncfree -p, results   --cache-dir with the results of an earlier run, tree unchanged
+  run-clang-tidy-22 -load <plugin> on the same compile database
+  clang++-22 -fsyntax-only     per TU, for scale
+each at -j1 and -j2: wall time and the peak RSS of the largest process (ours: one process;
+run-clang-tidy: one clang-tidy process on one TU; clang++: the largest, i.e. per worker).
+
+usage: bench/batch_cost.py [--tus 24] [--trees 1.13,2.11] [--jobs 1,2] [--build build]
 """
 import argparse
 import json
@@ -32,49 +38,98 @@ float step_{i}(torch::Tensor x, torch::Device device, std::vector<torch::Tensor>
 
 
 def timed(cmd, cwd):
+    """Wall seconds, and the peak RSS (MiB) of the process itself (wait4)."""
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if proc.returncode not in (0, 1):
-        raise SystemExit("failed (%d): %s" % (proc.returncode, " ".join(cmd)))
-    return time.perf_counter() - start
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit("failed (%d): %s" % (code, " ".join(cmd)))
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def trees(build):
+    found = {}
+    if os.path.exists("/usr/include/torch/csrc/api/include/torch/torch.h"):
+        found["1.13"] = ["-std=c++17", "-isystem", "/usr/include/torch/csrc/api/include"]
+    tree = os.path.join(build, "third_party", "libtorch-2.11", "include")
+    if os.path.exists(tree):
+        found["2.11"] = ["-std=c++17", "-isystem", tree, "-isystem",
+                         os.path.join(tree, "torch", "csrc", "api", "include")]
+    return found
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--mock", type=int, default=40)
-    parser.add_argument("--real", type=int, default=4)
+    parser.add_argument("--tus", type=int, default=24)
+    parser.add_argument("--trees", default="1.13,2.11")
+    parser.add_argument("--jobs", default="1,2")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
-    tool = os.path.join(ROOT, "build", "bin", "torch-syncfree")
-    plugin = os.path.join(ROOT, "build", "lib", "TorchSyncFreeTidyModule.so")
+    tool = os.path.join(args.build, "bin", "torch-syncfree")
+    plugin = os.path.join(args.build, "lib", "TorchSyncFreeTidyModule.so")
+    available = trees(args.build)
     work = tempfile.mkdtemp(prefix="torch-syncfree-bench-")
+    rows = []
     try:
-        rows = []
-        for kind, count, flags in (
-                ("mock headers", args.mock, "-std=c++17 -isystem " + os.path.join(ROOT, "test", "mock", "include")),
-                ("torch.h 1.13", args.real, "-std=c++17 -isystem /usr/include/torch/csrc/api/include")):
-            if count == 0:
+        for name in args.trees.split(","):
+            if name not in available:
+                print("LibTorch %s headers not found: skipped" % name)
                 continue
-            repo = os.path.join(work, kind.replace(" ", "_"))
+            flags = available[name]
+            repo = os.path.join(work, name)
             os.makedirs(repo)
             commands = []
-            for i in range(count):
+            for i in range(args.tus):
                 path = os.path.join(repo, "tu%d.cpp" % i)
                 open(path, "w").write(TU.format(i=i))
                 commands.append({"directory": repo, "file": path,
-                                 "command": "clang++ %s -c %s" % (flags, path)})
+                                 "arguments": ["clang++"] + flags + ["-c", path, "-o", path + ".o"]})
             json.dump(commands, open(os.path.join(repo, "compile_commands.json"), "w"))
-            row = [kind, count]
-            for jobs in (1, 2):
-                row.append(timed([tool, "-p", repo, "--quiet", "-j", str(jobs)], repo))
-            for jobs in (1, 2):
-                row.append(timed(["run-clang-tidy-22", "-load", plugin, "-checks=-*,torch-sync-*",
-                                  "-p", repo, "-quiet", "-j", str(jobs)], repo))
-            rows.append(row)
-        print("| TUs | torch-syncfree -j1 | -j2 | run-clang-tidy -j1 | -j2 | speed-up -j2/-j1 (ours) | ours/run-clang-tidy at -j2 |")
-        print("|---|---|---|---|---|---|---|")
-        for kind, count, o1, o2, r1, r2 in rows:
-            print("| %d (%s) | %.1f s | %.1f s | %.1f s | %.1f s | %.2fx | %.2fx |" %
-                  (count, kind, o1, o2, r1, r2, o1 / o2, o2 / r2))
+            for jobs in [int(j) for j in args.jobs.split(",")]:
+                cache = os.path.join(work, "cache-%s-%d" % (name, jobs))
+                ours = [tool, "-p", repo, "--quiet", "-j", str(jobs), "--cache-dir", cache]
+                shutil.rmtree(cache, ignore_errors=True)
+                cold = timed(ours, repo)          # builds the PCH, fills the results
+                results = timed(ours, repo)       # every result reused
+                shutil.rmtree(os.path.join(cache, "results"))
+                # warm: the PCH of the cold run, no results cache (--cache-dir turns the
+                # results cache on, so point the default PCH directory at the same PCH).
+                pch_home = os.path.join(repo, ".torch-syncfree-cache")
+                shutil.rmtree(pch_home, ignore_errors=True)
+                shutil.copytree(os.path.join(cache, "pch"), os.path.join(pch_home, "pch"))
+                warm = timed([tool, "-p", repo, "--quiet", "-j", str(jobs)], repo)
+                tidy = timed(["run-clang-tidy-22", "-load", plugin, "-checks=-*,torch-sync-*",
+                              "-p", repo, "-quiet", "-j", str(jobs)], repo)
+                # run-clang-tidy's workers are its children: one clang-tidy alone for the RSS.
+                tidy = (tidy[0], timed(["clang-tidy-22", "--load=" + plugin,
+                                        "--checks=-*,torch-sync-*", "-p", repo,
+                                        commands[0]["file"]], repo)[1])
+                procs, peak = [], 0.0
+                start = time.perf_counter()
+                pending = list(commands)
+                while pending or procs:
+                    while pending and len(procs) < jobs:
+                        c = pending.pop(0)
+                        procs.append(subprocess.Popen(["clang++-22", "-fsyntax-only"] + flags +
+                                                      [c["file"]]))
+                    pid, status, usage = os.wait4(-1, 0)
+                    peak = max(peak, usage.ru_maxrss / 1024.0)
+                    procs = [p for p in procs if p.pid != pid]
+                syntax = (time.perf_counter() - start, peak)
+                rows.append((name, args.tus, jobs, cold, warm, results, tidy, syntax))
+        print("%d TUs per tree, each `#include <torch/torch.h>`; wall time / peak RSS of the "
+              "largest process" % args.tus)
+        print("| LibTorch | -j | ours cold | ours warm PCH | ours results cache | run-clang-tidy "
+              "| clang++ -fsyntax-only | warm vs run-clang-tidy | cold vs run-clang-tidy "
+              "| results vs cold |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        fmt = lambda m: "%.1f s / %.0f MiB" % m
+        for name, tus, jobs, cold, warm, results, tidy, syntax in rows:
+            print("| %s | %d | %s | %s | %s | %s | %s | %.2fx faster | %.2fx faster | %.1f%% |" % (
+                name, jobs, fmt(cold), fmt(warm), fmt(results), fmt(tidy), fmt(syntax),
+                tidy[0] / warm[0], tidy[0] / cold[0], 100.0 * results[0] / cold[0]))
     finally:
         shutil.rmtree(work)
 

@@ -35,13 +35,70 @@ struct InstantiationMemo {
 };
 thread_local InstantiationMemo Memo;
 
+/// The instantiation of a function template (or of a member function of a
+/// class template) that stands for its pattern: the first one with a body in
+/// this TU, or null when the template is never instantiated here.
+thread_local llvm::DenseMap<const FunctionDecl *, const FunctionDecl *> Representatives;
+
+const FunctionDecl *representativeOf(const FunctionDecl *Pattern) {
+  auto [It, Inserted] = Representatives.try_emplace(Pattern, nullptr);
+  if (!Inserted)
+    return It->second;
+  const FunctionDecl *Found = nullptr;
+  if (const FunctionTemplateDecl *Template = Pattern->getDescribedFunctionTemplate()) {
+    for (const FunctionDecl *Spec : Template->specializations())
+      if (Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization &&
+          Spec->doesThisDeclarationHaveABody()) {
+        Found = Spec;
+        break;
+      }
+  } else if (const auto *Method = dyn_cast<CXXMethodDecl>(Pattern)) {
+    if (const ClassTemplateDecl *Class = Method->getParent()->getDescribedClassTemplate())
+      for (const ClassTemplateSpecializationDecl *Spec : Class->specializations()) {
+        if (Spec->getTemplateSpecializationKind() == TSK_ExplicitSpecialization)
+          continue;
+        for (const CXXMethodDecl *M : Spec->methods())
+          if (M->getTemplateInstantiationPattern() == Pattern && M->doesThisDeclarationHaveABody()) {
+            Found = M;
+            break;
+          }
+        if (Found)
+          break;
+      }
+  }
+  Representatives[Pattern] = Found;
+  return Found;
+}
+
+/// A function template's definition whose calls may be dependent (a method
+/// of a class template, or a function template).
+bool isTemplatePattern(const FunctionDecl *FD) {
+  if (FD->getDescribedFunctionTemplate())
+    return true;
+  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+  return Method && Method->getParent()->getDescribedClassTemplate();
+}
+
+/// Whether code in D is not analysed. A template is analysed once: in the
+/// first instantiation with a body in the TU, where calls on dependent types
+/// (`batch.data.to(device)` in a template over the loader type) have become
+/// calls the matchers see; a template never instantiated here is analysed in
+/// its definition. Other instantiations, and the definition of a template
+/// analysed through an instantiation, are skipped.
 bool declIsInInstantiation(const Decl *D) {
   for (const DeclContext *DC = isa<DeclContext>(D) ? cast<DeclContext>(D) : D->getDeclContext();
        DC; DC = DC->getParent()) {
-    if (const auto *FD = dyn_cast<FunctionDecl>(DC);
-        FD && FD->getTemplateSpecializationKind() != TSK_Undeclared &&
-        FD->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
-      return true;
+    if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
+      TemplateSpecializationKind Kind = FD->getTemplateSpecializationKind();
+      if (Kind == TSK_ImplicitInstantiation || Kind == TSK_ExplicitInstantiationDeclaration ||
+          Kind == TSK_ExplicitInstantiationDefinition) {
+        const FunctionDecl *Pattern = FD->getTemplateInstantiationPattern();
+        return !Pattern || representativeOf(Pattern) != FD;
+      }
+      if (Kind != TSK_ExplicitSpecialization && isTemplatePattern(FD))
+        return representativeOf(FD) != nullptr;
+      continue; // a lambda's call operator, a local class's method: look further out
+    }
     if (const auto *RD = dyn_cast<CXXRecordDecl>(DC);
         RD && RD->getTemplateSpecializationKind() != TSK_Undeclared &&
         RD->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
@@ -59,6 +116,7 @@ thread_local llvm::DenseMap<const Stmt *, const Stmt *> LoopMemo;
 } // namespace
 
 void resetPerTranslationUnitMemos() {
+  Representatives.clear();
   Memo.Ctx = nullptr;
   Memo.Answers.clear();
   ReferenceIndices.clear();

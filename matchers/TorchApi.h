@@ -117,8 +117,9 @@ inline auto tensorClass() {
 AST_MATCHER(clang::Stmt, inTemplateInstantiation) {
   return isInTemplateInstantiationMemo(Finder->getASTContext(), &Node);
 }
-/// Code the user wrote once: a template is checked in its definition, not in
-/// each instantiation.
+/// Code the user wrote, analysed once: a template in its first instantiation
+/// in the TU (calls on dependent types resolved), or in its definition when
+/// the TU never instantiates it; not in other instantiations.
 inline auto userCode() { return unless(inTemplateInstantiation()); }
 /// A call of one of the named methods of at::Tensor, binding the object as "object".
 template <typename... Names>
