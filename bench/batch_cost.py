@@ -67,10 +67,14 @@ def main():
     parser.add_argument("--jobs", default="1,2")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
-    tool = os.path.join(args.build, "bin", "torch-syncfree")
-    plugin = os.path.join(args.build, "lib", "TorchSyncFreeTidyModule.so")
     available = trees(args.build)
     work = tempfile.mkdtemp(prefix="torch-syncfree-bench-")
+    # Copies: a rebuild during the benchmark must not change the binary between
+    # the runs (the results cache keys on the binary).
+    tool = os.path.join(work, "torch-syncfree")
+    plugin = os.path.join(work, "TorchSyncFreeTidyModule.so")
+    shutil.copy2(os.path.join(args.build, "bin", "torch-syncfree"), tool)
+    shutil.copy2(os.path.join(args.build, "lib", "TorchSyncFreeTidyModule.so"), plugin)
     rows = []
     try:
         for name in args.trees.split(","):

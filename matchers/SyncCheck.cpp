@@ -30,7 +30,11 @@ std::string formatMessage(const Finding &F) {
   std::string Message = F.What + "; " + dependencyLabel(F.Use.Kind) + ": " + F.Use.Reason;
   if (F.Use.LoopLine)
     Message += " (every iteration of the loop at line " + std::to_string(F.Use.LoopLine) + ")";
-  if (!F.Remedy.empty())
+  if (!F.Use.ValidationMacro.empty())
+    Message += "; validate on the device instead (`at::_assert_async(<condition>)` queues the "
+               "check without a host wait), or check outside the hot path (every N steps, or "
+               "once after the loop)";
+  else if (!F.Remedy.empty())
     Message += "; " + F.Remedy;
   return Message;
 }

@@ -178,6 +178,24 @@ bool isInTemplateInstantiationMemo(ASTContext &Ctx, const Stmt *S) {
   return Answer;
 }
 
+StringRef validationMacro(ASTContext &Ctx, SourceLocation Loc, CharSourceRange *Invocation) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  for (unsigned Depth = 0; Loc.isMacroID() && Depth < 64; ++Depth) {
+    if (SM.isMacroArgExpansion(Loc)) {
+      StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
+      std::string Upper = Name.upper();
+      if (Name == "assert" || StringRef(Upper).contains("ASSERT") ||
+          StringRef(Upper).contains("CHECK")) {
+        if (Invocation) // the whole outermost invocation, as spelled in the file
+          *Invocation = SM.getExpansionRange(Loc);
+        return Name;
+      }
+    }
+    Loc = SM.getImmediateMacroCallerLoc(Loc);
+  }
+  return "";
+}
+
 static constexpr llvm::StringLiteral InsertedSyncTag = "NOLINT(torch-sync-*): torch-syncfree";
 
 std::string insertedSyncComment(llvm::StringRef Why) {
@@ -315,7 +333,18 @@ const Stmt *innermostAncestor(ASTContext &Ctx, const Stmt *S,
 const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
   // Memoised per TU: every site asks, and a walk to the function per site
   // is quadratic on long expressions.
-  auto IsLoop = [](const Stmt *X) { return isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(X); };
+  // `do { ... } while (0)` (a statement macro's body) is not a loop.
+  auto IsLoop = [](const Stmt *X) {
+    if (const auto *Do = dyn_cast<DoStmt>(X)) {
+      const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
+      if (const auto *Int = dyn_cast<IntegerLiteral>(Cond))
+        return Int->getValue() != 0;
+      if (const auto *Bool = dyn_cast<CXXBoolLiteralExpr>(Cond))
+        return Bool->getValue();
+      return true;
+    }
+    return isa<ForStmt, WhileStmt, CXXForRangeStmt>(X);
+  };
   if (auto It = LoopMemo.find(S); It != LoopMemo.end())
     return It->second;
   llvm::SmallVector<const Stmt *, 16> Path{S};

@@ -86,6 +86,13 @@ bool isMarkedInsertedSync(const clang::Expr *E, clang::ASTContext &Ctx);
 /// Whether the line of Loc carries insertedSyncComment().
 bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager &SM);
 
+/// The assertion or check macro Loc is spelled in an argument of (through any
+/// macros between), or "": `assert`, or a name containing ASSERT or CHECK in
+/// any case (`TORCH_CHECK`, `AT_ASSERT`, `TORCH_INTERNAL_ASSERT`, a project's
+/// `CHECK`, `DCHECK_EQ`). Invocation: the outermost invocation as spelled.
+llvm::StringRef validationMacro(clang::ASTContext &Ctx, clang::SourceLocation Loc,
+                                clang::CharSourceRange *Invocation = nullptr);
+
 /// Whether S is in a template instantiation (memoised per TU; see
 /// matchers::inTemplateInstantiation).
 bool isInTemplateInstantiationMemo(clang::ASTContext &Ctx, const clang::Stmt *S);

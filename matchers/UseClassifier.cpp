@@ -138,6 +138,13 @@ unsigned UseClassifier::enclosingLoopLine(const Stmt *S) {
 UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
   UseVerdict V = classifyUse(ValueExpr, 0);
   V.LoopLine = enclosingLoopLine(ValueExpr);
+  if (std::string Macro = validationMacro(Ctx, ValueExpr->getBeginLoc()).str(); !Macro.empty()) {
+    // The host needs the value to decide whether to fail: a validation.
+    V.Kind = Dependency::True;
+    V.Reason = "the value is validated by `" + Macro + "(...)` on the host";
+    V.ValidationMacro = Macro;
+    V.OnlyLogged = false;
+  }
   return V;
 }
 

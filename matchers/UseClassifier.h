@@ -30,6 +30,9 @@ struct UseVerdict {
   /// stream insertion, a logging call or macro argument).
   bool OnlyLogged = false;
   const clang::Stmt *LoggedAt = nullptr;
+  /// The value is read inside an assertion or check macro (`assert`,
+  /// `TORCH_CHECK`, `AT_ASSERT`, a project's `CHECK`): its name.
+  std::string ValidationMacro;
 };
 
 struct ClassifierOptions {

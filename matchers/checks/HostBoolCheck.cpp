@@ -33,22 +33,6 @@ static bool isItemBool(const CallExpr *Call) {
 
 /// The innermost assertion macro the call is an argument of, if any, and the
 /// file range of that macro's invocation.
-static StringRef assertionMacro(ASTContext &Ctx, SourceLocation Loc,
-                                CharSourceRange *Invocation = nullptr) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  while (Loc.isMacroID()) {
-    StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
-    if (Name == "TORCH_CHECK" || Name == "AT_ASSERT" || Name == "assert" ||
-        Name == "TORCH_INTERNAL_ASSERT" || Name == "AT_ASSERTM") {
-      if (Invocation) // the whole outermost invocation, as spelled in the file
-        *Invocation = SM.getExpansionRange(Loc);
-      return Name;
-    }
-    Loc = SM.getImmediateMacroCallerLoc(Loc);
-  }
-  return "";
-}
-
 /// Splits `MACRO(a, b, ...)` into its top-level arguments.
 static std::vector<std::string> macroArguments(StringRef Invocation) {
   std::vector<std::string> Args;
@@ -106,13 +90,14 @@ void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
            " turns a GPU value into a host `bool`, so the host waits for the GPU";
   F.Use = classifier(Ctx).classify(Call);
   CharSourceRange Invocation;
-  StringRef Macro = assertionMacro(Ctx, Call->getBeginLoc(), &Invocation);
+  StringRef Macro = validationMacro(Ctx, Call->getBeginLoc(), &Invocation);
   std::vector<FixItHint> Fixes;
   if (!Macro.empty()) {
     F.Use.Kind = Dependency::True;
     F.Use.Reason = "the value is checked by `" + Macro.str() + "`";
     F.Remedy = "check on the device with `at::_assert_async(cond)` (a failing check then "
                "aborts the CUDA context instead of throwing)";
+    F.Use.ValidationMacro.clear(); // this remedy, with its fix, is the more specific one
     // Opt-in: `TORCH_CHECK(t.item<bool>(), "msg")` -> `at::_assert_async(t, "msg")`
     // (the message only where the headers declare the two-argument form).
     std::string Text = Lexer::getSourceText(Invocation, Ctx.getSourceManager(),
