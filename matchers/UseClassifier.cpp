@@ -293,6 +293,13 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
             Climb(PE); // another op on the host tensor
             continue;
           }
+          // Text built from the value (`line.c_str()`, `s.append(...)`): the
+          // consumer of the text decides (a log line is still only logged).
+          if (const auto *RD = ObjectType.getNonReferenceType()->getAsCXXRecordDecl();
+              RD && RD->isInStdNamespace() && RD->getName() == "basic_string") {
+            Climb(PE);
+            continue;
+          }
           return verdict(Dependency::True, "the host uses the value");
         }
       }
