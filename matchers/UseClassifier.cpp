@@ -148,8 +148,14 @@ UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
   return V;
 }
 
+UseVerdict UseClassifier::classifyFilledVariable(const VarDecl *VD, const Stmt *Writer) {
+  UseVerdict V = classifyVariable(VD, nullptr, 0, Writer);
+  V.LoopLine = enclosingLoopLine(Writer);
+  return V;
+}
+
 UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except,
-                                           unsigned Depth) {
+                                           unsigned Depth, const Stmt *SkipWithin) {
   std::string Name = "`" + VD->getNameAsString() + "`";
   if (!VD->hasLocalStorage() || VD->getType()->isReferenceType())
     return verdict(Dependency::True, "the value is stored in " + Name +
@@ -159,7 +165,11 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
     return verdict(Dependency::True, "the value is stored in " + Name);
   std::optional<UseVerdict> FirstFalse;
   bool AllLogged = true;
+  const SourceManager &SM = Ctx.getSourceManager();
   for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), VD)) {
+    if (SkipWithin && !SM.isBeforeInTranslationUnit(Ref->getBeginLoc(), SkipWithin->getBeginLoc()) &&
+        !SM.isBeforeInTranslationUnit(SkipWithin->getEndLoc(), Ref->getBeginLoc()))
+      continue; // the writer's own reference
     // Skip plain re-assignments of the variable: they define, not use.
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     if (!Parents.empty())

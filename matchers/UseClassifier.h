@@ -49,6 +49,10 @@ public:
   /// from item(), or a host tensor from cpu()).
   UseVerdict classify(const clang::Expr *ValueExpr);
 
+  /// How the host uses a local variable that \p Writer fills (a copy into
+  /// `&n`); the references inside \p Writer are not uses.
+  UseVerdict classifyFilledVariable(const clang::VarDecl *VD, const clang::Stmt *Writer);
+
   /// Line of the innermost loop (in the same function) around \p S, or 0.
   unsigned enclosingLoopLine(const clang::Stmt *S);
 
@@ -61,7 +65,7 @@ private:
                              llvm::SmallVectorImpl<const clang::Expr *> &Visited);
   llvm::DenseMap<std::pair<const void *, unsigned>, UseVerdict> UseMemo;
   UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
-                              unsigned Depth);
+                              unsigned Depth, const clang::Stmt *SkipWithin = nullptr);
   bool isLoggingMacroArgument(const clang::Expr *E) const;
 
   clang::ASTContext &Ctx;

@@ -64,11 +64,27 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   ASTContext &Ctx = *Result.Context;
   StringRef Name = calleeName(Call);
+  // A device-to-host cudaMemcpy (or cudaMemcpyDefault) fills host memory:
+  // whether the host needs the wait depends on how it uses what arrived.
+  std::optional<UseVerdict> Filled;
   if (Name == "cudaMemcpy" && Call->getNumArgs() == 4) {
     // cudaMemcpyDeviceToDevice does not block the host for long; the others do.
     Expr::EvalResult Kind;
-    if (Call->getArg(3)->EvaluateAsInt(Kind, Ctx) && Kind.Val.getInt() == 3)
+    bool KnownKind = Call->getArg(3)->EvaluateAsInt(Kind, Ctx);
+    if (KnownKind && Kind.Val.getInt() == 3)
       return;
+    if (KnownKind && (Kind.Val.getInt() == 2 || Kind.Val.getInt() == 4)) {
+      const Expr *Destination = Call->getArg(0)->IgnoreParenCasts();
+      const auto *Address = dyn_cast<UnaryOperator>(Destination);
+      const auto *Ref = Address && Address->getOpcode() == UO_AddrOf
+                            ? dyn_cast<DeclRefExpr>(Address->getSubExpr()->IgnoreParenImpCasts())
+                            : nullptr;
+      const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+      if (Var && Var->getType()->isScalarType())
+        Filled = classifier(Ctx).classifyFilledVariable(Var, Call);
+      else
+        Filled = UseVerdict{Dependency::True, "the host reads the copied memory"};
+    }
   }
   // The statement holding the call and its neighbours in the same block.
   const Stmt *Statement = Call;
@@ -98,7 +114,15 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   Finding F;
   F.What = "`" + Name.str() + "` blocks the host until the GPU work it covers is done";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
-  if (Intentional) {
+  if (Filled) {
+    unsigned LoopLine = F.Use.LoopLine;
+    F.Use = *Filled;
+    F.Use.LoopLine = LoopLine;
+    F.Remedy = F.Use.Kind == Dependency::True
+                   ? "if the host must decide (a size, a branch), keep the decision on the "
+                     "device or read the value less often"
+                   : "copy with `cudaMemcpyAsync` on the stream and read the value after the step";
+  } else if (Intentional) {
     F.Use.Kind = Dependency::Intentional;
     F.Use.Reason = "it brackets a timer or the release of a buffer";
     F.Remedy = "for timing, CUDA events measure without stalling the host";

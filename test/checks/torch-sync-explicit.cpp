@@ -3,6 +3,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 void positives(float *device_buffer, float *host_buffer) {
   for (int step = 0; step < 10; ++step) {
@@ -24,6 +25,20 @@ double timed() {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it brackets a timer or the release of a buffer; for timing, CUDA events measure without stalling the host [torch-sync-explicit]
   auto stop = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(stop - start).count();
+}
+
+// A device-to-host copy into a host variable: its class is how the host uses
+// what arrived (an allocation size: true; only printed: false).
+void copied_counts(int *device_count) {
+  int n = 0;
+  cudaMemcpy(&n, device_count, sizeof(int), cudaMemcpyDeviceToHost);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaMemcpy` blocks the host until the GPU work it covers is done; true dependency: through `n`, the value is passed to `malloc`; if the host must decide (a size, a branch), keep the decision on the device or read the value less often [torch-sync-explicit]
+  float *buffer = static_cast<float *>(malloc(n * sizeof(float)));
+  free(buffer);
+  int m = 0;
+  cudaMemcpy(&m, device_count, sizeof(int), cudaMemcpyDeviceToHost);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaMemcpy` blocks the host until the GPU work it covers is done; false dependency: through `m`, the value is only logged; copy with `cudaMemcpyAsync` on the stream and read the value after the step [torch-sync-explicit]
+  std::printf("%d\n", m);
 }
 
 void negatives(float *a, float *b) {
