@@ -33,19 +33,23 @@ struct CalleeSync {
 /// The first sync on a may-be-GPU value under \p S, following calls into
 /// functions of this TU with their arguments' placements bound.
 static std::optional<CalleeSync>
-findSync(const Stmt *S, DeviceOracle &Oracle, llvm::function_ref<bool(Placement)> MayBeOnGpu,
-         std::vector<const FunctionDecl *> &Path) {
+findSync(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
+         llvm::function_ref<bool(Placement)> MayBeOnGpu, std::vector<const FunctionDecl *> &Path) {
   if (!S || isa<LambdaExpr>(S))
     return std::nullopt;
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    if (std::optional<SyncCall> Sync = asSyncCall(Call)) {
+    // The reads the tool inserted on purpose (one read after a loop, one
+    // coalesced copy) are not reported again through their callers.
+    bool Inserted = isOnInsertedSyncLine(Call->getExprLoc(), Ctx.getSourceManager()) ||
+                    isMarkedInsertedSync(Call, Ctx);
+    if (std::optional<SyncCall> Sync = Inserted ? std::nullopt : asSyncCall(Call)) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
       if (MayBeOnGpu(Where))
         return CalleeSync{Call, *Sync, Where, Path};
     } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
                Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
       Path.push_back(Callee);
-      std::optional<CalleeSync> Found = findSync(Callee->getBody(), Oracle, MayBeOnGpu, Path);
+      std::optional<CalleeSync> Found = findSync(Callee->getBody(), Ctx, Oracle, MayBeOnGpu, Path);
       Path.pop_back();
       Oracle.popCallBindings();
       if (Found)
@@ -53,7 +57,7 @@ findSync(const Stmt *S, DeviceOracle &Oracle, llvm::function_ref<bool(Placement)
     }
   }
   for (const Stmt *Child : S->children())
-    if (std::optional<CalleeSync> Found = findSync(Child, Oracle, MayBeOnGpu, Path))
+    if (std::optional<CalleeSync> Found = findSync(Child, Ctx, Oracle, MayBeOnGpu, Path))
       return Found;
   return std::nullopt;
 }
@@ -70,7 +74,7 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   std::vector<const FunctionDecl *> Path{Callee};
   std::optional<CalleeSync> Found =
-      findSync(Callee->getBody(), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, Path);
+      findSync(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, Path);
   // The value's use is classified where it is read, inside the callee.
   UseVerdict Use;
   if (Found && Found->What.ReadsValue && Found->What.Api != "print" &&

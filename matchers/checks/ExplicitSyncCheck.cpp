@@ -83,7 +83,11 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
       if (Var && Var->getType()->isScalarType())
         Filled = classifier(Ctx).classifyFilledVariable(Var, Call);
       else
-        Filled = UseVerdict{Dependency::True, "the host reads the copied memory"};
+      {
+        Filled = UseVerdict();
+        Filled->Kind = Dependency::True;
+        Filled->Reason = "the host reads the copied memory";
+      }
     }
   }
   // The statement holding the call and its neighbours in the same block.

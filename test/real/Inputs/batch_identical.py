@@ -36,6 +36,10 @@ def make_repo(root):
         name = "mock_%d.cpp" % i
         open(os.path.join(root, name), "w").write(MOCK_TU.format(i=i))
         entries.append((name, ["-std=c++17", "-isystem", mock]))
+    # A macro before the includes: its block cannot be shared, it is parsed in full.
+    open(os.path.join(root, "macro_first.cpp"), "w").write(
+        "#define METRIC_SCALE 2\n" + MOCK_TU.format(i=99).replace("total;", "total * METRIC_SCALE;"))
+    entries.append(("macro_first.cpp", ["-std=c++17", "-isystem", mock]))
     json.dump([{"directory": root, "file": os.path.join(root, n),
                 "arguments": ["clang++"] + f + ["-c", n, "-o", n + ".o"]} for n, f in entries],
               open(os.path.join(root, "build", "compile_commands.json"), "w"))
@@ -91,3 +95,22 @@ changed = sum(1 for n, t in fixed["full"][1].items()
               if t != open(os.path.join(repo, n)).read())
 print("fixed files: %d changed, identical with the caches: %s, exit codes %d %d" % (
     changed, fixed["full"] == fixed["cached"], fixed["full"][0], fixed["cached"][0]))
+
+# Two tool processes at once on one empty cache directory (mock-header units
+# only): both build the same PCH to temporary files and rename; both results
+# equal a full parse.
+small = os.path.join(work, "two-processes")
+make_repo(small)
+db = os.path.join(small, "build", "compile_commands.json")
+json.dump([e for e in json.load(open(db)) if "mock" in e["file"] or "macro" in e["file"]],
+          open(db, "w"))
+reference = run(small, "--no-pch")
+shared = os.path.join(work, "shared-cache")
+procs = [subprocess.Popen([tool, "-p", "build", "-j2", "--format=json", "--cache-dir=" + shared],
+                          cwd=small, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         for _ in range(2)]
+outputs = [p.communicate() + (p.returncode,) for p in procs]
+print("two processes: identical to a full parse: %s, PCH files: %d, temporary files left: %d" % (
+    all((code, out) == reference[:2] for out, _, code in outputs),
+    len([f for f in os.listdir(os.path.join(shared, "pch")) if f.endswith(".pch")]),
+    len([f for f in os.listdir(os.path.join(shared, "pch")) if ".tmp-" in f])))
