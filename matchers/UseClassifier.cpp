@@ -148,6 +148,106 @@ UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
   return V;
 }
 
+const VarDecl *UseClassifier::localContainer(const Expr *Object) {
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Object ? Object->IgnoreParenImpCasts() : nullptr);
+  const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
+    return nullptr;
+  const auto *RD = VD->getType()->getAsCXXRecordDecl();
+  static const llvm::StringSet<> Containers = {"map", "unordered_map", "vector", "deque",
+                                               "list", "array"};
+  if (!RD || !RD->isInStdNamespace() || !Containers.contains(RD->getName()))
+    return nullptr;
+  return VD;
+}
+
+UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt *Writer,
+                                            unsigned Depth) {
+  std::string Name = "`" + Container->getNameAsString() + "`";
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(Container->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || Depth > 4)
+    return verdict(Dependency::True, "the value is stored in a host container");
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Within = [&](const Stmt *Inner, const Stmt *Outer) {
+    return !SM.isBeforeInTranslationUnit(Inner->getBeginLoc(), Outer->getBeginLoc()) &&
+           !SM.isBeforeInTranslationUnit(Outer->getEndLoc(), Inner->getBeginLoc());
+  };
+  std::optional<UseVerdict> FirstFalse;
+  bool AllLogged = true;
+  auto Consider = [&](UseVerdict Use) -> std::optional<UseVerdict> {
+    if (Use.Kind == Dependency::True) {
+      Use.Reason = "through " + Name + ", " + Use.Reason;
+      return Use;
+    }
+    AllLogged &= Use.OnlyLogged;
+    if (!FirstFalse)
+      FirstFalse = Use;
+    return std::nullopt;
+  };
+  for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), Container)) {
+    if (Within(Ref, Writer))
+      continue;
+    DynTypedNodeList Parents = Ctx.getParents(*Ref);
+    const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    // `for (x : c)` binds `auto &&__range = c;`: the loop is the consumer.
+    if (const auto *Range = Parents.empty() ? nullptr : Parents[0].get<VarDecl>()) {
+      DynTypedNodeList Up = Ctx.getParents(*Range);
+      const auto *Declaration = Up.empty() ? nullptr : Up[0].get<DeclStmt>();
+      DynTypedNodeList Loops = Declaration ? Ctx.getParents(*Declaration) : DynTypedNodeList(Up);
+      const auto *Loop = Declaration && !Loops.empty() ? Loops[0].get<CXXForRangeStmt>() : nullptr;
+      if (Loop && Loop->getRangeStmt() == Declaration)
+        Parent = Loop;
+    }
+    while (Parent && isa<ImplicitCastExpr, ParenExpr>(Parent)) {
+      DynTypedNodeList Up = Ctx.getParents(*Parent);
+      Parent = Up.empty() ? nullptr : Up[0].get<Stmt>();
+    }
+    // Other writes: `c[k] = ...`, `c.push_back(...)`, `c.clear()`.
+    if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent)) {
+      StringRef Method = Member->getMemberDecl()->getName();
+      if (Method == "push_back" || Method == "emplace_back" || Method == "insert" ||
+          Method == "emplace" || Method == "clear" || Method == "reserve")
+        continue;
+    }
+    if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
+        Subscript && Subscript->getOperator() == OO_Subscript) {
+      DynTypedNodeList Up = Ctx.getParents(*Subscript);
+      const auto *Assign = Up.empty() ? nullptr : Up[0].get<BinaryOperator>();
+      if (Assign && Assign->isAssignmentOp() && Assign->getLHS() == Subscript)
+        continue;
+      // A read of an element: its consumer decides.
+      if (auto True = Consider(classifyUse(Subscript, Depth + 1)))
+        return *True;
+      continue;
+    }
+    // Iterated: each element's (or structured binding's) uses decide.
+    if (const auto *Loop = dyn_cast_or_null<CXXForRangeStmt>(Parent)) {
+      const VarDecl *Element = Loop->getLoopVariable();
+      std::vector<const ValueDecl *> Names;
+      if (const auto *Decomposition = dyn_cast<DecompositionDecl>(Element))
+        for (const BindingDecl *Binding : Decomposition->bindings())
+          Names.push_back(Binding);
+      else
+        Names.push_back(Element);
+      for (const ValueDecl *D : Names) {
+        auto Refs = match(findAll(declRefExpr(to(valueDecl(equalsNode(D)))).bind("use")),
+                          *Loop->getBody(), Ctx);
+        for (const auto &Node : Refs)
+          if (auto True = Consider(classifyUse(Node.getNodeAs<DeclRefExpr>("use"), Depth + 1)))
+            return *True;
+      }
+      continue;
+    }
+    if (auto True = Consider(classifyUse(Ref, Depth + 1)))
+      return *True;
+  }
+  if (!FirstFalse)
+    return verdict(Dependency::False, "the value is stored in " + Name + " but never read");
+  FirstFalse->Reason = "through " + Name + ", " + FirstFalse->Reason;
+  FirstFalse->OnlyLogged = AllLogged;
+  return *FirstFalse;
+}
+
 UseVerdict UseClassifier::classifyFilledVariable(const VarDecl *VD, const Stmt *Writer) {
   UseVerdict V = classifyVariable(VD, nullptr, 0, Writer);
   V.LoopLine = enclosingLoopLine(Writer);
@@ -327,8 +427,12 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
                          "the value goes straight back into a tensor operation");
         StringRef Name = calleeName(Call);
         if (Name == "push_back" || Name == "emplace_back" || Name == "insert" ||
-            Name == "emplace")
+            Name == "emplace") {
+          if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
+            if (const VarDecl *Container = localContainer(Member->getImplicitObjectArgument()))
+              return classifyContainer(Container, Call, Depth + 1);
           return verdict(Dependency::True, "the value is stored in a host container");
+        }
         return verdict(Dependency::True,
                        Name.empty() ? std::string("the value is passed to a function")
                                     : "the value is passed to `" + Name.str() + "`");
@@ -342,6 +446,10 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
           if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(BO->getLHS())))
             if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
               return classifyVariable(VD, BO, Depth + 1);
+          if (const auto *Subscript = dyn_cast<CXXOperatorCallExpr>(BO->getLHS()->IgnoreParenImpCasts());
+              Subscript && Subscript->getOperator() == OO_Subscript)
+            if (const VarDecl *Container = localContainer(Subscript->getArg(0)))
+              return classifyContainer(Container, BO, Depth + 1);
           return verdict(Dependency::True, "the value is written to host memory");
         }
         if (BO->getOpcode() == BO_Comma && BO->getLHS() == CurrentExpr)

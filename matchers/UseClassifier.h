@@ -67,6 +67,12 @@ private:
   UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
                               unsigned Depth, const clang::Stmt *SkipWithin = nullptr);
   bool isLoggingMacroArgument(const clang::Expr *E) const;
+  /// A value stored into a local container (`metrics["loss"] = v`,
+  /// `values.push_back(v)`): how the container's contents are used.
+  UseVerdict classifyContainer(const clang::VarDecl *Container, const clang::Stmt *Writer,
+                               unsigned Depth);
+  /// The local container variable a subscript or member call is made on.
+  static const clang::VarDecl *localContainer(const clang::Expr *Object);
 
   clang::ASTContext &Ctx;
   ClassifierOptions Options;

@@ -1,0 +1,39 @@
+// RUN: %check_torch_sync %s torch-sync-item %t -- %mock_flags
+// A value stored into a local container (a metrics map, a history vector) is
+// classified by how the container's contents are used: iterated and printed
+// is a false dependency; an element read for a decision is true.
+#include <torch/torch.h>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+void logged(torch::Tensor t) {
+  auto g = t.cuda();
+  std::map<std::string, double> metrics;
+  metrics["loss"] = g.sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: through `metrics`, the value is only logged; keep the value on the device
+  std::vector<double> history;
+  history.push_back(g.mean().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: through `history`, the value is only logged; keep the value on the device
+  for (auto &[name, value] : metrics)
+    std::printf("%s %f\n", name.c_str(), value);
+  for (double h : history)
+    std::printf("%f\n", h);
+}
+
+bool decided(torch::Tensor t) {
+  auto g = t.cuda();
+  std::map<std::string, double> metrics;
+  metrics["loss"] = g.sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: through `metrics`, the value decides an `if`
+  if (metrics["loss"] > 1.0)
+    return true;
+  return false;
+}
+
+void stored_elsewhere(torch::Tensor t, std::vector<double> &out) {
+  auto g = t.cuda();
+  out.push_back(g.sum().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value is stored in a host container
+}
