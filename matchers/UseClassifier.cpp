@@ -101,6 +101,12 @@ bool UseClassifier::isLoggingCall(const CallExpr *Call) const {
   for (const std::string &Extra : Options.LoggingFunctions)
     if (Name == Extra || FD->getQualifiedNameAsString() == Extra)
       return true;
+  // Metric writers (TensorBoard's add_scalar(name, value, step), MLflow-style
+  // log_metric): whatever their namespace, the value only reaches a log.
+  static const llvm::StringSet<> MetricWriters = {"add_scalar", "add_scalars", "add_histogram",
+                                                  "log_scalar", "log_metric", "log_metrics"};
+  if (MetricWriters.contains(Name))
+    return true;
   if (!builtinLoggingFunctions().contains(Name))
     return false;
   // Only the well-known homes of these names: printf in the global namespace or
@@ -121,6 +127,11 @@ bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
   while (Loc.isMacroID()) {
     StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
     if (builtinLoggingMacros().contains(Name))
+      return true;
+    // Projects' own logging macros: LOG_INFO(...), MY_LOG(...), LOGD(...).
+    std::string Upper = Name.upper();
+    if (StringRef(Upper).starts_with("LOG") || StringRef(Upper).ends_with("_LOG") ||
+        StringRef(Upper).contains("_LOG_"))
       return true;
     for (const std::string &Extra : Options.LoggingFunctions)
       if (Name == Extra)

@@ -22,3 +22,16 @@ bool decides(torch::Tensor t) {
     return true;
   return false;
 }
+
+// Projects' logging macros and metric writers are logging.
+#define LOG_INFO(...) std::printf(__VA_ARGS__)
+struct SummaryWriter {
+  void add_scalar(const std::string &tag, double value, long step);
+};
+void project_logging(torch::Tensor t, SummaryWriter &writer, long step) {
+  auto g = t.cuda();
+  LOG_INFO("loss %f\n", g.sum().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: the value is only logged
+  writer.add_scalar("loss", g.mean().item<double>(), step);
+  // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: the value is only logged
+}

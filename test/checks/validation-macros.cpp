@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 #define CHECK(cond) do { if (!(cond)) throw 1; } while (0)
-#define LOG_IF_BAD(x) do { if (x) {} } while (0)
+#define WHEN_BAD(x) do { if (x) {} } while (0)
 
 void steps(std::vector<torch::Tensor> &xs) {
   for (auto &x : xs) {
@@ -29,6 +29,6 @@ void once(torch::Tensor t) {
 // A macro that is not a check: the usual classification.
 void branch(torch::Tensor t) {
   auto g = t.cuda();
-  LOG_IF_BAD(g.sum().item<float>() > 1.f);
+  WHEN_BAD(g.sum().item<float>() > 1.f);
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value decides an `if`; if the host must decide
 }
