@@ -30,5 +30,5 @@ void once(torch::Tensor t) {
 void branch(torch::Tensor t) {
   auto g = t.cuda();
   WHEN_BAD(g.sum().item<float>() > 1.f);
-  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value decides an `if`; if the host must decide
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value decides an `if`; if the host must decide
 }
