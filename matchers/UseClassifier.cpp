@@ -159,6 +159,64 @@ UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
   return V;
 }
 
+UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
+  UseVerdict Unknown = verdict(Dependency::True, "the value is returned to the caller");
+  // The function the return belongs to (a lambda's callers are not followed).
+  DynTypedNode Node = DynTypedNode::create(*Return);
+  const FunctionDecl *FD = nullptr;
+  for (unsigned Steps = 0; Steps < 10000 && !FD; ++Steps) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty() || Parents[0].get<LambdaExpr>())
+      return Unknown;
+    Node = Parents[0];
+    FD = Node.get<FunctionDecl>();
+  }
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!FD || Depth > 4 || FD->isMain() || isa<CXXMethodDecl>(FD) ||
+      !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+    return Unknown;
+  // Callers elsewhere cannot be seen: follow only a program's own functions.
+  bool ProgramTU = false;
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    if (const auto *Candidate = dyn_cast<FunctionDecl>(D);
+        Candidate && Candidate->isMain() && Candidate->hasBody())
+      ProgramTU = true;
+  if (!ProgramTU && FD->isExternallyVisible())
+    return Unknown;
+  if (!ReturnsInProgress.insert(FD->getCanonicalDecl()).second)
+    return Unknown; // recursion
+  std::optional<UseVerdict> FirstFalse;
+  std::optional<UseVerdict> Result;
+  bool AllLogged = true;
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    if (Result || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    auto Calls = match(decl(forEachDescendant(
+                           callExpr(callee(functionDecl(equalsNode(FD->getCanonicalDecl()))))
+                               .bind("call"))),
+                       *D, Ctx);
+    for (const auto &Found : Calls) {
+      UseVerdict Use = classifyUse(Found.getNodeAs<CallExpr>("call"), Depth + 1);
+      if (Use.Kind == Dependency::True) {
+        Use.Reason = "returned by `" + FD->getNameAsString() + "`, " + Use.Reason;
+        Result = Use;
+        break;
+      }
+      AllLogged &= Use.OnlyLogged;
+      if (!FirstFalse)
+        FirstFalse = Use;
+    }
+  }
+  ReturnsInProgress.erase(FD->getCanonicalDecl());
+  if (Result)
+    return *Result;
+  if (!FirstFalse)
+    return Unknown; // never called here
+  FirstFalse->Reason = "returned by `" + FD->getNameAsString() + "`, " + FirstFalse->Reason;
+  FirstFalse->OnlyLogged = AllLogged;
+  return *FirstFalse;
+}
+
 const VarDecl *UseClassifier::localContainer(const Expr *Object) {
   const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Object ? Object->IgnoreParenImpCasts() : nullptr);
   const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
@@ -506,7 +564,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
       if (Switch->getCond() == CurrentExpr)
         return verdict(Dependency::True, "the value selects a `switch` case");
     if (isa<ReturnStmt>(PS))
-      return verdict(Dependency::True, "the value is returned to the caller");
+      return classifyReturned(PS, Depth);
     if (isa<CoreturnStmt>(PS))
       return verdict(Dependency::True, "the value is returned to the caller");
     if (isa<DeclStmt>(PS))

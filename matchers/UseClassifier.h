@@ -5,6 +5,7 @@
 #define TORCH_SYNCFREE_USECLASSIFIER_H
 
 #include "clang/AST/ASTContext.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "clang/AST/Expr.h"
@@ -71,6 +72,10 @@ private:
   /// `values.push_back(v)`): how the container's contents are used.
   UseVerdict classifyContainer(const clang::VarDecl *Container, const clang::Stmt *Writer,
                                unsigned Depth);
+  /// A value returned by a function of this program (a TU that defines
+  /// `main`, or a function with internal linkage): how its callers use it.
+  UseVerdict classifyReturned(const clang::Stmt *Return, unsigned Depth);
+  llvm::DenseSet<const clang::FunctionDecl *> ReturnsInProgress;
   /// The local container variable a subscript or member call is made on.
   static const clang::VarDecl *localContainer(const clang::Expr *Object);
 

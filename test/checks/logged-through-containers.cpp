@@ -37,3 +37,21 @@ void stored_elsewhere(torch::Tensor t, std::vector<double> &out) {
   out.push_back(g.sum().item<double>());
   // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value is stored in a host container
 }
+
+// Returned by a function of this program: its callers' uses decide.
+static double evaluate(torch::Tensor t) {
+  auto g = t.cuda();
+  return g.sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: returned by `evaluate`, the value is only logged
+}
+static double threshold(torch::Tensor t) {
+  auto g = t.cuda();
+  return g.mean().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: returned by `threshold`, the value decides an `if`
+}
+int run_program(torch::Tensor x) {
+  std::printf("%f\n", evaluate(x));
+  if (threshold(x) > 1.0)
+    return 1;
+  return 0;
+}
