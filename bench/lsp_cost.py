@@ -20,6 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "tool", "Inputs"))
 import lsp_client  # noqa: E402
+from batch_cost import trees as header_trees  # noqa: E402 (the one list of header trees)
 
 SOURCE = """#include <torch/torch.h>
 #include <iostream>
@@ -111,13 +112,7 @@ def main():
     parser.add_argument("--edits", type=int, default=5)
     args = parser.parse_args()
     tool = os.path.join(args.build, "bin", "torch-syncfree")
-    trees = []
-    if os.path.exists("/usr/include/torch/csrc/api/include/torch/torch.h"):
-        trees.append(("1.13", ["-std=c++17", "-isystem", "/usr/include/torch/csrc/api/include"]))
-    tree = os.path.join(args.build, "third_party", "libtorch-2.11", "include")
-    if os.path.exists(tree):
-        trees.append(("2.11", ["-std=c++17", "-isystem", tree, "-isystem",
-                               os.path.join(tree, "torch", "csrc", "api", "include")]))
+    trees = sorted(header_trees(args.build).items())
     print("torch-syncfree --lsp on a <torch/torch.h> training file; after-edit = median of %d"
           " edits in the loop body, each followed by didSave" % args.edits)
     print("| LibTorch | clang++ -fsyntax-only | first diagnosis | after an edit | ratio | findings "

@@ -159,6 +159,40 @@ UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
   return V;
 }
 
+/// Joins the uses of one value: the first true use decides; otherwise the
+/// value is a false dependency, "only logged" when every use is.
+struct UseJoin {
+  std::string Via; ///< "through `x`", "returned by `f`"
+  std::optional<UseVerdict> FirstFalse;
+  bool AllLogged = true;
+  /// The verdict when Use decides (a true use), else nullopt.
+  std::optional<UseVerdict> add(UseVerdict Use) {
+    if (Use.Kind == Dependency::True) {
+      Use.Reason = Via + ", " + Use.Reason;
+      return Use;
+    }
+    AllLogged &= Use.OnlyLogged;
+    if (!FirstFalse)
+      FirstFalse = Use;
+    return std::nullopt;
+  }
+  /// The joined false verdict; nullopt when there was no use.
+  std::optional<UseVerdict> result() const {
+    if (!FirstFalse)
+      return std::nullopt;
+    UseVerdict V = *FirstFalse;
+    V.Reason = Via + ", " + V.Reason;
+    V.OnlyLogged = AllLogged;
+    return V;
+  }
+};
+
+/// Whether Inner starts inside Outer's source range.
+static bool startsWithin(const SourceManager &SM, const Stmt *Inner, const Stmt *Outer) {
+  return !SM.isBeforeInTranslationUnit(Inner->getBeginLoc(), Outer->getBeginLoc()) &&
+         !SM.isBeforeInTranslationUnit(Outer->getEndLoc(), Inner->getBeginLoc());
+}
+
 UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
   UseVerdict Unknown = verdict(Dependency::True, "the value is returned to the caller");
   // The function the return belongs to (a lambda's callers are not followed).
@@ -185,9 +219,8 @@ UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
     return Unknown;
   if (!ReturnsInProgress.insert(FD->getCanonicalDecl()).second)
     return Unknown; // recursion
-  std::optional<UseVerdict> FirstFalse;
+  UseJoin Join{"returned by `" + FD->getNameAsString() + "`"};
   std::optional<UseVerdict> Result;
-  bool AllLogged = true;
   for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
     if (Result || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
@@ -195,26 +228,14 @@ UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
                            callExpr(callee(functionDecl(equalsNode(FD->getCanonicalDecl()))))
                                .bind("call"))),
                        *D, Ctx);
-    for (const auto &Found : Calls) {
-      UseVerdict Use = classifyUse(Found.getNodeAs<CallExpr>("call"), Depth + 1);
-      if (Use.Kind == Dependency::True) {
-        Use.Reason = "returned by `" + FD->getNameAsString() + "`, " + Use.Reason;
-        Result = Use;
+    for (const auto &Found : Calls)
+      if ((Result = Join.add(classifyUse(Found.getNodeAs<CallExpr>("call"), Depth + 1))))
         break;
-      }
-      AllLogged &= Use.OnlyLogged;
-      if (!FirstFalse)
-        FirstFalse = Use;
-    }
   }
   ReturnsInProgress.erase(FD->getCanonicalDecl());
   if (Result)
     return *Result;
-  if (!FirstFalse)
-    return Unknown; // never called here
-  FirstFalse->Reason = "returned by `" + FD->getNameAsString() + "`, " + FirstFalse->Reason;
-  FirstFalse->OnlyLogged = AllLogged;
-  return *FirstFalse;
+  return Join.result().value_or(Unknown); // never called here: unknown
 }
 
 const VarDecl *UseClassifier::localContainer(const Expr *Object) {
@@ -237,24 +258,10 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
   if (!FD || !FD->getBody() || Depth > 4)
     return verdict(Dependency::True, "the value is stored in a host container");
   const SourceManager &SM = Ctx.getSourceManager();
-  auto Within = [&](const Stmt *Inner, const Stmt *Outer) {
-    return !SM.isBeforeInTranslationUnit(Inner->getBeginLoc(), Outer->getBeginLoc()) &&
-           !SM.isBeforeInTranslationUnit(Outer->getEndLoc(), Inner->getBeginLoc());
-  };
-  std::optional<UseVerdict> FirstFalse;
-  bool AllLogged = true;
-  auto Consider = [&](UseVerdict Use) -> std::optional<UseVerdict> {
-    if (Use.Kind == Dependency::True) {
-      Use.Reason = "through " + Name + ", " + Use.Reason;
-      return Use;
-    }
-    AllLogged &= Use.OnlyLogged;
-    if (!FirstFalse)
-      FirstFalse = Use;
-    return std::nullopt;
-  };
+  UseJoin Join{"through " + Name};
+  auto Consider = [&](UseVerdict Use) { return Join.add(std::move(Use)); };
   for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), Container)) {
-    if (Within(Ref, Writer))
+    if (startsWithin(SM, Ref, Writer))
       continue;
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
@@ -310,11 +317,8 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
     if (auto True = Consider(classifyUse(Ref, Depth + 1)))
       return *True;
   }
-  if (!FirstFalse)
-    return verdict(Dependency::False, "the value is stored in " + Name + " but never read");
-  FirstFalse->Reason = "through " + Name + ", " + FirstFalse->Reason;
-  FirstFalse->OnlyLogged = AllLogged;
-  return *FirstFalse;
+  return Join.result().value_or(
+      verdict(Dependency::False, "the value is stored in " + Name + " but never read"));
 }
 
 UseVerdict UseClassifier::classifyFilledVariable(const VarDecl *VD, const Stmt *Writer) {
@@ -332,12 +336,10 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
   if (!FD || !FD->getBody())
     return verdict(Dependency::True, "the value is stored in " + Name);
-  std::optional<UseVerdict> FirstFalse;
-  bool AllLogged = true;
+  UseJoin Join{"through " + Name};
   const SourceManager &SM = Ctx.getSourceManager();
   for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), VD)) {
-    if (SkipWithin && !SM.isBeforeInTranslationUnit(Ref->getBeginLoc(), SkipWithin->getBeginLoc()) &&
-        !SM.isBeforeInTranslationUnit(SkipWithin->getEndLoc(), Ref->getBeginLoc()))
+    if (SkipWithin && startsWithin(SM, Ref, SkipWithin))
       continue; // the writer's own reference
     // Skip plain re-assignments of the variable: they define, not use.
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
@@ -345,20 +347,11 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
       if (const auto *BO = Parents[0].get<BinaryOperator>())
         if (BO->getOpcode() == BO_Assign && BO->getLHS() == Ref)
           continue;
-    UseVerdict Use = classifyUse(Ref, Depth + 1);
-    if (Use.Kind == Dependency::True) {
-      Use.Reason = "through " + Name + ", " + Use.Reason;
-      return Use;
-    }
-    AllLogged &= Use.OnlyLogged;
-    if (!FirstFalse)
-      FirstFalse = Use;
+    if (std::optional<UseVerdict> True = Join.add(classifyUse(Ref, Depth + 1)))
+      return *True;
   }
-  if (!FirstFalse)
-    return verdict(Dependency::False, "the value is stored in " + Name + " but never read");
-  FirstFalse->Reason = "through " + Name + ", " + FirstFalse->Reason;
-  FirstFalse->OnlyLogged = AllLogged;
-  return *FirstFalse;
+  return Join.result().value_or(
+      verdict(Dependency::False, "the value is stored in " + Name + " but never read"));
 }
 
 UseVerdict UseClassifier::classifyUse(const Expr *E, unsigned Depth) {
