@@ -167,69 +167,125 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
 
   QualType Type = Var->getType().getCanonicalType();
   bool Floating = Type->isFloatingType();
-  std::string Dtype = torchNamespacePrefix(Ctx) +
-                      (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
-                                : "kLong");
-  // A name no declaration in the function uses (looked up in the AST, so comments
-  // and strings that mention it do not matter).
-  std::string Accumulator;
-  for (int Attempt = 0; Accumulator.empty(); ++Attempt) {
-    std::string Candidate = Var->getNameAsString() + "_on_device" +
-                            (Attempt ? std::to_string(Attempt + 1) : "");
-    if (match(findAll(namedDecl(hasName(Candidate))), *FD->getBody(), Ctx).empty())
-      Accumulator = Candidate;
+  std::string Torch = torchNamespacePrefix(Ctx);
+  std::string Dtype = Torch + (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
+                                        : "kLong");
+  // The host factor of the summand (`* n`, `n *`, `/ n`), spelled as written.
+  const auto *Product = dyn_cast<BinaryOperator>(Summand);
+  const Expr *Factor = Product ? (Product->getLHS()->IgnoreParenImpCasts() == Item ? Product->getRHS()
+                                                                                  : Product->getLHS())
+                               : nullptr;
+  bool Divides = Product && Product->getOpcode() == BO_Div;
+  if (Factor && !Floating && (Divides || Factor->IgnoreParenImpCasts()->getType()->isFloatingType())) {
+    // An integer metric: host integer division and a floating factor truncate in
+    // ways an integer tensor's add_ cannot reproduce.
+    F.Remedy += " (no fix: an integer metric with a floating factor or a division)";
+    report(Accumulate->getOperatorLoc(), F);
+    return;
   }
+  // Names no declaration in the function uses (looked up in the AST, so comments
+  // and strings that mention them do not matter).
+  auto freshName = [&](const std::string &Base) {
+    for (int Attempt = 0;; ++Attempt) {
+      std::string Candidate = Base + (Attempt ? std::to_string(Attempt + 1) : "");
+      if (match(findAll(namedDecl(hasName(Candidate))), *FD->getBody(), Ctx).empty())
+        return Candidate;
+    }
+  };
+  std::string Accumulator = freshName(Var->getNameAsString() + "_on_device");
+  std::string Step = freshName(Var->getNameAsString() + "_step");
   std::string ItemType = Var->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy());
 
-  // Indentation of the loop, for the inserted lines.
-  unsigned Column = SM.getExpansionColumnNumber(Loop->getBeginLoc());
-  std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
-  // The summand as a tensor: the item call becomes `t.detach().to(dtype)`. The
-  // summand's own text is left alone (edits before it, at the item call's
-  // tail and after it), so fixes inside it (a mask-index or scalar-index
-  // rewrite of the tensor expression) apply in the same run.
-  // The object as written before `.item` (parentheses included).
+  // Indentation of the loop and of the accumulation, for the inserted lines.
+  auto indentOf = [&](SourceLocation Loc) {
+    unsigned Column = SM.getExpansionColumnNumber(Loc);
+    return std::string(Column > 0 ? Column - 1 : 0, ' ');
+  };
+  std::string Indent = indentOf(Loop->getBeginLoc());
+  std::string StmtIndent = indentOf(Accumulate->getBeginLoc());
+  std::string Inner = StmtIndent + "  ";
+  // The summand's tensor expression stays where it is, evaluated once: the
+  // accumulation becomes a block that names it (`auto step = X.detach();`) and
+  // adds it in place. Only the text around X is edited (before it, the `.item<T>()`
+  // tail, after it), so fixes inside X (a mask-index or scalar-index rewrite)
+  // apply in the same run.
   const auto *Member = dyn_cast<MemberExpr>(Item->getCallee()->IgnoreParens());
   if (!Member) {
     report(Accumulate->getOperatorLoc(), F);
     return;
   }
   const Expr *Spelled = Member->getBase()->IgnoreImplicit();
-  const Expr *Rhs = Accumulate->getRHS();
   SourceLocation ObjectBegin = SM.getSpellingLoc(Spelled->getBeginLoc());
   SourceLocation ObjectEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Spelled->getEndLoc()), 0, SM, LO);
   SourceLocation ItemEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Item->getEndLoc()), 0, SM, LO);
-  SourceLocation RhsBegin = SM.getSpellingLoc(Rhs->getBeginLoc());
-  SourceLocation RhsEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Rhs->getEndLoc()), 0, SM, LO);
-  if (ObjectEnd.isInvalid() || ItemEnd.isInvalid() || RhsEnd.isInvalid() ||
-      SM.getFileID(ObjectBegin) != SM.getFileID(RhsBegin) ||
+  // The accumulation must be a statement of its own: the block replaces it up to its `;`.
+  SourceLocation StatementEnd =
+      Lexer::findLocationAfterToken(Accumulate->getEndLoc(), tok::semi, SM, LO, false);
+  const Stmt *Statement = Accumulate;
+  DynTypedNodeList Parents = Ctx.getParents(*Statement);
+  while (!Parents.empty() && Parents[0].get<ExprWithCleanups>()) { // the summand's temporaries
+    Statement = Parents[0].get<ExprWithCleanups>();
+    Parents = Ctx.getParents(*Statement);
+  }
+  bool OwnStatement = !Parents.empty() && Parents[0].get<Stmt>() &&
+                      !Parents[0].get<Expr>() && !Parents[0].get<ForStmt>();
+  if (ObjectEnd.isInvalid() || ItemEnd.isInvalid() || StatementEnd.isInvalid() || !OwnStatement ||
+      SM.getFileID(ObjectBegin) != SM.getFileID(StatementEnd) ||
       SM.isBeforeInTranslationUnit(ItemEnd, ObjectEnd) ||
-      SM.isBeforeInTranslationUnit(RhsEnd, ItemEnd)) {
+      SM.isBeforeInTranslationUnit(StatementEnd, ItemEnd)) {
     report(Accumulate->getOperatorLoc(), F); // not spelled in one piece: no rewrite
     return;
   }
   bool Wrap = !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
                 !isa<CXXOperatorCallExpr>(Spelled));
-  bool ItemEndsSummand = ItemEnd == RhsEnd;
   std::string Op = Accumulate->getOpcode() == BO_AddAssign ? "+=" : "-=";
 
+  // The factor as a LibTorch Scalar: int, long, float and double convert as they
+  // are; other arithmetic types (size_t, long double) would be ambiguous, so cast.
+  std::string Scale;
+  if (Factor) {
+    std::string Text = Lexer::getSourceText(CharSourceRange::getTokenRange(Factor->getSourceRange()), SM, LO).str();
+    QualType FactorType = Factor->IgnoreParenImpCasts()->getType().getCanonicalType().getUnqualifiedType();
+    bool Plain = FactorType->isSpecificBuiltinType(BuiltinType::Int) ||
+                 FactorType->isSpecificBuiltinType(BuiltinType::Long) ||
+                 FactorType->isSpecificBuiltinType(BuiltinType::Double) ||
+                 FactorType->isSpecificBuiltinType(BuiltinType::Float);
+    Scale = Plain ? Text
+                  : "static_cast<" + std::string(FactorType->isFloatingType() ? "double" : "int64_t") + ">(" +
+                        Text + ")";
+    if (Text.empty()) {
+      report(Accumulate->getOperatorLoc(), F);
+      return;
+    }
+  }
+  // Every step after the first: one in-place add (dtype promotion by add_, the
+  // factor as its alpha), no allocation. Integer metrics convert the step to kLong
+  // (free when it is already kLong), so counts stay exact. The first step creates
+  // the accumulator on the summand's device from a copy of the step.
+  std::string Converted = Floating ? Step : Step + ".to(" + Dtype + ")";
+  std::string AddStep =
+      Divides ? Accumulator + ".add_(" + Step + ".to(" + Dtype + ") / " + Scale + ")"
+              : Accumulator + ".add_(" + Converted + (Factor ? ", " + Scale : "") + ")";
+  std::string FirstStep =
+      Factor ? Step + ".to(" + Dtype + ")" + (Divides ? " / " : " * ") + Scale
+             : Step + ".to(" + Dtype + ", /*non_blocking=*/false, /*copy=*/true)";
   SourceLocation LoopBegin = Loop->getBeginLoc();
   SourceLocation LoopEnd = Lexer::getLocForEndOfToken(Loop->getEndLoc(), 0, SM, LO);
   std::vector<ASTEdit> Edits{
-      insertBefore(selectPoint(LoopBegin), cat("auto " + Accumulator + " = " + torchNamespacePrefix(Ctx) +
-                                               "zeros({}, " + Dtype + ");\n" + Indent)),
-      changeTo(charRange(CharSourceRange::getCharRange(Accumulate->getBeginLoc(), RhsBegin)),
-               cat(Accumulator + " = " + Accumulator + " + (")),
+      insertBefore(selectPoint(LoopBegin), cat(Torch + "Tensor " + Accumulator + "; // " + Var->getNameAsString() +
+                                               ", summed on the device\n" + Indent)),
+      changeTo(charRange(CharSourceRange::getCharRange(Accumulate->getBeginLoc(), ObjectBegin)),
+               cat("{\n" + Inner + "auto " + Step + " = " + (Wrap ? "(" : ""))),
       changeTo(charRange(CharSourceRange::getCharRange(ObjectEnd, ItemEnd)),
-               cat(std::string(Wrap ? ")" : "") + ".detach().to(" + Dtype + ")" +
-                   (ItemEndsSummand ? ")" : ""))),
-      insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + Var->getNameAsString() + " " + Op + " " +
-                                             Accumulator + ".item<" + ItemType + ">();" +
+               cat(std::string(Wrap ? ")" : "") + ".detach()")),
+      changeTo(charRange(CharSourceRange::getCharRange(ItemEnd, StatementEnd)),
+               cat(";\n" + Inner + "if (" + Accumulator + ".defined())\n" + Inner + "  " + AddStep + ";\n" +
+                   Inner + "else\n" + Inner + "  " + Accumulator + " = " + FirstStep + ";\n" + StmtIndent +
+                   "}")),
+      insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + "if (" + Accumulator + ".defined())\n" + Indent +
+                                             "  " + Var->getNameAsString() + " " + Op + " " + Accumulator +
+                                             ".item<" + ItemType + ">();" +
                                              insertedSyncComment("one read after the loop")))};
-  if (Wrap)
-    Edits.push_back(insertBefore(selectPoint(ObjectBegin), cat("(")));
-  if (!ItemEndsSummand)
-    Edits.push_back(insertBefore(selectPoint(RhsEnd), cat(")")));
   auto Fixes = fixItsFor(Edits, Result);
   report(Accumulate->getOperatorLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }

@@ -84,7 +84,7 @@ double evaluate(Classifier &model, const std::vector<Batch> &batches, torch::Dev
     auto predictions = model.forward(data).argmax(1);
     correct += predictions.eq(target).sum().item<int64_t>();
     // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: `correct` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-9]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
-    // CHECK-FIXES: correct_on_device = correct_on_device + (predictions.eq(target).sum().detach().to(torch::kLong));
+    // CHECK-FIXES: auto correct_step = predictions.eq(target).sum().detach();
     seen += target.size(0);
   }
   // CHECK-FIXES: correct += correct_on_device.item<int64_t>();
@@ -162,17 +162,17 @@ int main() {
 
       running_loss += loss.item<double>() * data.size(0);
       // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `running_loss` accumulates `item()` every iteration, {{.*}}[torch-sync-deferred-accumulate]
-      // CHECK-FIXES: running_loss_on_device = running_loss_on_device + (loss.detach().to(torch::kDouble) * data.size(0));
+      // CHECK-FIXES: running_loss_on_device.add_(running_loss_step, data.size(0));
       correct += logits.argmax(1).eq(target).sum().item<int64_t>();
       // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `correct` accumulates `item()` every iteration, {{.*}}[torch-sync-deferred-accumulate]
-      // CHECK-FIXES: correct_on_device = correct_on_device + (logits.argmax(1).eq(target).sum().detach().to(torch::kLong));
+      // CHECK-FIXES: correct_on_device.add_(correct_step.to(torch::kLong));
       seen += data.size(0);
       if (++step % config.log_every == 0)
         std::printf("epoch %d step %d loss %.4f\n", epoch, step, loss.item<float>());
         // CHECK-MESSAGES: :[[@LINE-1]]:71: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: the value is only logged {{.*}}[torch-sync-item]
     }
     // CHECK-FIXES: running_loss += running_loss_on_device.item<double>();
-    // CHECK-FIXES-NEXT: correct += correct_on_device.item<int64_t>();
+    // CHECK-FIXES: correct += correct_on_device.item<int64_t>();
     double accuracy = evaluate(model, val_batches, device);
     // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: the call to `evaluate` makes the host wait for the GPU (`item` on a tensor that may be on the GPU at line 85); false dependency: in the callee, the value is accumulated into a host metric (every iteration of the loop at line 142); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
     // CHECK-MESSAGES: :85:16: note: the host waits here

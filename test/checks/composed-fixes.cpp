@@ -16,8 +16,10 @@ double masked_total(std::vector<torch::Tensor> &xs) {
   }
   return total;
 }
-// CHECK-FIXES:      auto total_on_device = torch::zeros({}, torch::kDouble);
-// CHECK-FIXES:      total_on_device = total_on_device + (torch::where(mask, g, 0).sum().detach().to(torch::kDouble));
+// CHECK-FIXES:      torch::Tensor total_on_device; // total, summed on the device
+// CHECK-FIXES:      auto total_step = torch::where(mask, g, 0).sum().detach();
+// CHECK-FIXES-NEXT: if (total_on_device.defined())
+// CHECK-FIXES-NEXT:   total_on_device.add_(total_step);
 // CHECK-FIXES:      total += total_on_device.item<double>();
 
 double best_rows(std::vector<torch::Tensor> &xs, int64_t n) {
@@ -31,7 +33,9 @@ double best_rows(std::vector<torch::Tensor> &xs, int64_t n) {
   }
   return sum;
 }
-// CHECK-FIXES:      sum_on_device = sum_on_device + (g.index({best.unsqueeze(0)}).squeeze(0).sum().detach().to(torch::kDouble) * n);
+// CHECK-FIXES:      auto sum_step = g.index({best.unsqueeze(0)}).squeeze(0).sum().detach();
+// CHECK-FIXES-NEXT: if (sum_on_device.defined())
+// CHECK-FIXES-NEXT:   sum_on_device.add_(sum_step, n);
 
 // The summand needs parentheses to take `.detach()`: inserted around it.
 double sum_of_two(std::vector<torch::Tensor> &xs, torch::Tensor bias) {
@@ -43,4 +47,4 @@ double sum_of_two(std::vector<torch::Tensor> &xs, torch::Tensor bias) {
   }
   return s;
 }
-// CHECK-FIXES:      s_on_device = s_on_device + ((g.sum() + bias.cuda().sum()).detach().to(torch::kDouble));
+// CHECK-FIXES:      auto s_step = (g.sum() + bias.cuda().sum()).detach();

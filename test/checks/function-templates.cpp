@@ -22,7 +22,7 @@ void train(DataLoader &loader, torch::Device device) {
   std::printf("%f\n", total);
 }
 // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true);
-// CHECK-FIXES: total_on_device = total_on_device + (loss.detach().to(torch::kDouble));
+// CHECK-FIXES: auto total_step = loss.detach();
 
 struct Batch {
   torch::Tensor data;

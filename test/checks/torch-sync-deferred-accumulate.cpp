@@ -24,15 +24,29 @@ void epoch_metrics(torch::Tensor logits, torch::Tensor target) {
 }
 // CHECK-FIXES:      double running = 0;
 // CHECK-FIXES-NEXT: int64_t correct = 0;
-// CHECK-FIXES-NEXT: auto running_on_device = torch::zeros({}, torch::kDouble);
-// CHECK-FIXES-NEXT: auto correct_on_device = torch::zeros({}, torch::kLong);
+// CHECK-FIXES-NEXT: torch::Tensor running_on_device; // running, summed on the device
+// CHECK-FIXES-NEXT: torch::Tensor correct_on_device; // correct, summed on the device
 // CHECK-FIXES-NEXT: for (int step = 0; step < 10; ++step) {
 // CHECK-FIXES-NEXT: auto loss = torch::mse_loss(logits, target);
-// CHECK-FIXES-NEXT: running_on_device = running_on_device + (loss.detach().to(torch::kDouble) * logits.size(0));
-// CHECK-FIXES:      correct_on_device = correct_on_device + (logits.argmax(1).eq(target).sum().detach().to(torch::kLong));
+// CHECK-FIXES-NEXT: {
+// CHECK-FIXES-NEXT:   auto running_step = loss.detach();
+// CHECK-FIXES-NEXT:   if (running_on_device.defined())
+// CHECK-FIXES-NEXT:     running_on_device.add_(running_step, logits.size(0));
+// CHECK-FIXES-NEXT:   else
+// CHECK-FIXES-NEXT:     running_on_device = running_step.to(torch::kDouble) * logits.size(0);
+// CHECK-FIXES-NEXT: }
+// CHECK-FIXES:      {
+// CHECK-FIXES-NEXT:   auto correct_step = logits.argmax(1).eq(target).sum().detach();
+// CHECK-FIXES-NEXT:   if (correct_on_device.defined())
+// CHECK-FIXES-NEXT:     correct_on_device.add_(correct_step.to(torch::kLong));
+// CHECK-FIXES-NEXT:   else
+// CHECK-FIXES-NEXT:     correct_on_device = correct_step.to(torch::kLong, /*non_blocking=*/false, /*copy=*/true);
+// CHECK-FIXES-NEXT: }
 // CHECK-FIXES:      }
-// CHECK-FIXES-NEXT: running += running_on_device.item<double>();
-// CHECK-FIXES-NEXT: correct += correct_on_device.item<int64_t>();
+// CHECK-FIXES-NEXT: if (running_on_device.defined())
+// CHECK-FIXES-NEXT:   running += running_on_device.item<double>(); /* NOLINT(torch-sync-*): torch-syncfree, one read after the loop */
+// CHECK-FIXES-NEXT: if (correct_on_device.defined())
+// CHECK-FIXES-NEXT:   correct += correct_on_device.item<int64_t>(); /* NOLINT(torch-sync-*): torch-syncfree, one read after the loop */
 // CHECK-FIXES-NEXT: std::printf("%f %ld\n", running, (long)correct);
 
 // The summand may call anything: it is still evaluated once, in the same place.
@@ -44,9 +58,44 @@ int64_t counts_through_a_call(Net &net, const torch::Tensor &labels, int steps) 
   for (int i = 0; i < steps; ++i) {
     hits += net.forward(labels).eq(labels).sum().item<int64_t>();
     // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` every iteration
-    // CHECK-FIXES: hits_on_device = hits_on_device + (net.forward(labels).eq(labels).sum().detach().to(torch::kLong));
+    // CHECK-FIXES: auto hits_step = net.forward(labels).eq(labels).sum().detach();
   }
   return hits;
+}
+
+// A divided summand keeps the host's division in the metric's dtype; a factor of
+// another arithmetic type is cast to one LibTorch's Scalar takes unambiguously;
+// `n * t.item()` and a parenthesised summand; `-=` flushes with `-=`.
+double divided_and_scaled(const std::vector<torch::Tensor> &losses, size_t batch) {
+  double mean = 0, weighted = 0, debt = 0;
+  for (const auto &loss : losses) {
+    mean += loss.item<double>() / losses.size();
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `mean` accumulates `item()`
+    weighted += batch * (loss * 2).item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `weighted` accumulates `item()`
+    debt -= (loss.item<double>());
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `debt` accumulates `item()`
+  }
+  return mean + weighted + debt;
+}
+// CHECK-FIXES:      mean_on_device.add_(mean_step.to(torch::kDouble) / static_cast<int64_t>(losses.size()));
+// CHECK-FIXES:      mean_on_device = mean_step.to(torch::kDouble) / static_cast<int64_t>(losses.size());
+// CHECK-FIXES:      auto weighted_step = (loss * 2).detach();
+// CHECK-FIXES-NEXT: if (weighted_on_device.defined())
+// CHECK-FIXES-NEXT:   weighted_on_device.add_(weighted_step, static_cast<int64_t>(batch));
+// CHECK-FIXES-NEXT: else
+// CHECK-FIXES-NEXT:   weighted_on_device = weighted_step.to(torch::kDouble) * static_cast<int64_t>(batch);
+// CHECK-FIXES:      auto debt_step = loss.detach();
+// CHECK-FIXES:      debt_on_device = debt_step.to(torch::kDouble, /*non_blocking=*/false, /*copy=*/true);
+// CHECK-FIXES:      debt -= debt_on_device.item<double>();
+
+int64_t integer_metric_with_a_fraction(const std::vector<torch::Tensor> &hits) {
+  int64_t half = 0;
+  for (const auto &h : hits) {
+    half += h.sum().item<int64_t>() / 2;
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: {{.*}}(no fix: an integer metric with a floating factor or a division)
+  }
+  return half;
 }
 
 // --- refused (reported with the reason, no fix) ---------------------------------
@@ -145,7 +194,7 @@ template <int Scale> double summed(int steps) {
     auto loss = torch::randn({}, torch::kCUDA);
     total += loss.item<double>() * Scale;
     // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
-    // CHECK-FIXES: total_on_device = total_on_device + (loss.detach().to(torch::kDouble) * Scale);
+    // CHECK-FIXES: total_on_device.add_(total_step, Scale);
   }
   return total;
 }

@@ -21,7 +21,7 @@ double train(std::vector<torch::Tensor> &inputs, std::vector<torch::Tensor> &tar
   // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `ones(...).to(...)` fills the tensor on the host, then copies it to the GPU and blocks the host; false dependency: the values can be made on the GPU directly; create it on the device: no copy at all [torch-sync-host-to-device]
   // CHECK-FIXES: auto scale = torch::ones({2}, torch::device(device));
   double running = 0;
-  // CHECK-FIXES: auto running_on_device = torch::zeros({}, torch::kDouble);
+  // CHECK-FIXES: torch::Tensor running_on_device; // running, summed on the device
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto x = inputs[i].to(device);
     // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}} (every iteration of the loop at line [[@LINE-2]]); pass `non_blocking=true`
@@ -35,7 +35,7 @@ double train(std::vector<torch::Tensor> &inputs, std::vector<torch::Tensor> &tar
     optimizer.step();
     running += loss.item<double>();
     // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: `running` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop {{.*}}[torch-sync-deferred-accumulate]
-    // CHECK-FIXES: running_on_device = running_on_device + (loss.detach().to(torch::kDouble));
+    // CHECK-FIXES: running_on_device.add_(running_step);
     std::cout << "loss " << loss.item().toFloat() << "\n";
     // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: `item()` on a tensor that may be on the GPU waits for the GPU every iteration although its value is only logged; false dependency: the value is only logged {{.*}}[torch-sync-deferred-log]
     if (loss.item<float>() < 1e-3f)
