@@ -75,6 +75,20 @@ ElementKind elementKind(const Expr *E) {
       return ElementKind::Bool;
     case OO_Amp: case OO_Pipe: case OO_Caret: case OO_Tilde:
       return Op->getNumArgs() >= 1 ? elementKind(Op->getArg(0)) : ElementKind::Unknown;
+    case OO_Subscript: // `idx[0]` selects elements: their kind is the tensor's
+      return isTensorType(Op->getArg(0)->getType()) ? elementKind(Op->getArg(0)) : ElementKind::Unknown;
+    case OO_Slash: // true division
+      return ElementKind::Floating;
+    case OO_Plus: case OO_Minus: case OO_Star: {
+      // Arithmetic with a floating tensor or a floating host value is floating.
+      bool AnyFloating = false;
+      for (const Expr *Arg : Op->arguments()) {
+        const Expr *Bare = Arg->IgnoreParenImpCasts();
+        AnyFloating |= Bare->getType()->isRealFloatingType() ||
+                       (isTensorType(Bare->getType()) && elementKind(Bare) == ElementKind::Floating);
+      }
+      return AnyFloating ? ElementKind::Floating : ElementKind::Unknown;
+    }
     default:
       return ElementKind::Unknown;
     }
@@ -113,10 +127,36 @@ ElementKind elementKind(const Expr *E) {
     static const llvm::StringSet<> KindPreserving = {
         "view", "reshape", "squeeze", "unsqueeze", "flatten", "clone", "detach",
         "contiguous", "cuda", "cpu", "t", "transpose", "permute", "expand", "index_select",
-        "slice", "select", "narrow", "repeat"};
-    if (KindPreserving.contains(Name))
+        "slice", "select", "narrow", "repeat", "index", "gather", "take", "flip", "roll",
+        "masked_select", "max", "min", "amax", "amin", "abs", "neg", "clamp", "clamp_min",
+        "clamp_max", "relu", "pin_memory", "expand_as", "view_as", "reshape_as"};
+    if (KindPreserving.contains(Name)) {
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
         return elementKind(MC->getImplicitObjectArgument());
+      if (Call->getNumArgs() >= 1 && isTensorType(Call->getArg(0)->getType()))
+        return elementKind(Call->getArg(0)); // torch::abs(x), torch::max(x)
+    }
+    // Sums and products: integers and bools sum to int64, floats stay floating.
+    if (Name == "sum" || Name == "prod" || Name == "cumsum" || Name == "nansum") {
+      const Expr *Object = nullptr;
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+        Object = MC->getImplicitObjectArgument();
+      else if (Call->getNumArgs() >= 1 && isTensorType(Call->getArg(0)->getType()))
+        Object = Call->getArg(0);
+      ElementKind K = Object ? elementKind(Object) : ElementKind::Unknown;
+      return K == ElementKind::Bool ? ElementKind::Integer : K;
+    }
+    // Results that are floating whatever the input: means and norms, losses,
+    // transcendental functions, layers and matrix products.
+    static const llvm::StringSet<> FloatingResults = {
+        "mean", "std", "var", "norm", "mse_loss", "cross_entropy", "nll_loss", "l1_loss",
+        "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+        "binary_cross_entropy_with_logits", "kl_div", "softmax", "log_softmax", "sigmoid",
+        "tanh", "exp", "log", "sqrt", "rsqrt", "matmul", "mm", "bmm", "linear", "conv1d",
+        "conv2d", "conv3d", "forward", "logsumexp", "randn_like", "rand_like", "clip_grad_norm_",
+        "dist", "cosine_similarity", "pairwise_distance"};
+    if (FloatingResults.contains(Name))
+      return ElementKind::Floating;
   }
   return ElementKind::Unknown;
 }

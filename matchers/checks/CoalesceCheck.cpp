@@ -1,10 +1,12 @@
 // torch-sync-coalesce: several `item<T>()` reads of GPU tensors in a row each wait
 // for the GPU. Stacking the values on the device and copying them once waits once:
-//   auto host_values = torch::stack({a.detach().reshape({}).to(torch::kDouble), ...}).cpu();
+//   auto host_values = torch::stack({a.detach().reshape({}), b.detach().reshape({})}).cpu();
 //   ... host_values[0].item<float>() ... host_values[1].item<float>() ...
-// The values keep their exact host value: floating ones travel as double; when
-// integers are read too, everything travels as int64 and floating values as the
-// bits of their double (`view`), so int64 counts stay exact.
+// stack() promotes within a kind exactly (float with double: double; bool with
+// int64: int64), so reads of one kind travel without a cast. Mixed kinds travel as
+// double: the elements not known to be floating are cast, one kernel each. The fix
+// is offered only when the kernels it adds (stack + casts) are no more than the
+// syncs it removes; otherwise the finding is a note without a fix.
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -29,7 +31,8 @@ void CoalesceCheck::registerMatchers(MatchFinder *Finder) {
 struct CoalesceCheck::Read {
   const CXXMemberCallExpr *Item;
   const Expr *Object;
-  bool Integral; ///< travels as int64 (integer or bool T, or an integer tensor)
+  bool ReadAsFloating; ///< item<T>() with a floating T
+  ElementKind Kind;    ///< the tensor's element kind, when known
   Placement Where;
 };
 using Read = CoalesceCheck::Read;
@@ -82,10 +85,7 @@ static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
         return;
       }
       QualType T = Args->get(0).getAsType();
-      ElementKind Kind = elementKind(Object);
-      Reads.push_back({MC, Object,
-                       !T->isFloatingType() || Kind == ElementKind::Integer ||
-                           Kind == ElementKind::Bool,
+      Reads.push_back({MC, Object, T->isFloatingType(), elementKind(Object),
                        Oracle.tensorPlacement(Object)});
       return; // the object was checked as a whole
     }
@@ -184,13 +184,22 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
   const Stmt *First = Run.front().first;
-  bool AnyIntegral = false;
   std::string Lines;
-  for (const auto &[S, R] : Run) {
-    AnyIntegral |= R.Integral;
+  for (const auto &[S, R] : Run)
     Lines += (Lines.empty() ? "" : ", ") +
              std::to_string(SM.getExpansionLineNumber(R.Item->getExprLoc()));
-  }
+  // The kind the values travel as: floating when any is read as or known to be
+  // floating, else integral. An element known to be of that kind travels as it is
+  // (stack promotes it exactly); any other is cast, which may cost a kernel.
+  bool FloatingTravel = llvm::any_of(Run, [](const auto &Entry) {
+    return Entry.second.ReadAsFloating || Entry.second.Kind == ElementKind::Floating;
+  });
+  auto needsCast = [&](const Read &R) {
+    if (FloatingTravel)
+      return R.Kind != ElementKind::Floating;
+    return R.Kind != ElementKind::Integer && R.Kind != ElementKind::Bool;
+  };
+  unsigned Casts = llvm::count_if(Run, [&](const auto &Entry) { return needsCast(Entry.second); });
   // A name no declaration in the enclosing function (or lambda) uses.
   const Stmt *Scope = First;
   for (DynTypedNodeList Parents = Ctx.getParents(*First); !Parents.empty();
@@ -224,20 +233,14 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   for (size_t I = 0; I < Run.size(); ++I) {
     const Read &R = Run[I].second;
     std::string Value = asPostfix(Ctx, R.Object) + ".detach().reshape({})";
-    std::string HostElement = Name + "[" + std::to_string(I) + "]";
     std::string Device = Anchor && R.Object != Anchor && !AllGpu
-                             ? sourceText(Ctx, Anchor) + ".device(), "
+                             ? sourceText(Ctx, Anchor) + ".device()"
                              : std::string();
-    if (!AnyIntegral) {
-      Value += ".to(" + Device + NS + "kDouble)";
-    } else if (R.Integral) {
-      Value += ".to(" + Device + NS + "kLong)";
-    } else {
-      Value += ".to(" + Device + NS + "kDouble).view(" + NS + "kLong)"; // the double's bits
-      HostElement += ".view(" + NS + "kDouble)";
-    }
+    std::string Dtype = needsCast(R) ? NS + (FloatingTravel ? "kDouble" : "kLong") : std::string();
+    if (!Device.empty() || !Dtype.empty())
+      Value += ".to(" + Device + (!Device.empty() && !Dtype.empty() ? ", " : "") + Dtype + ")";
     Elements += (I ? ", " : "") + Value;
-    Edits.push_back(changeTo(selectTokens(R.Object), cat(HostElement)));
+    Edits.push_back(changeTo(selectTokens(R.Object), cat(Name + "[" + std::to_string(I) + "]")));
   }
   unsigned Column = SM.getExpansionColumnNumber(First->getBeginLoc());
   std::string Indent(Column > 0 ? Column - 1 : 0, ' ');
@@ -257,6 +260,17 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   F.Remedy = "stack them on the device and copy once with `" + NS + "stack({...}).cpu()` (one wait)";
   if (!AllGpu && !Anchor) {
     F.Remedy += " (no fix: no tensor variable among them names the device to stack on)";
+    report(Run.front().second.Item->getExprLoc(), F);
+    return;
+  }
+  // A rewrite exists to make the step faster: stack() and each cast are kernels,
+  // and on a short step a kernel costs about what a sync of an idle GPU does.
+  unsigned SyncsRemoved = Run.size() - 1, KernelsAdded = 1 + Casts;
+  if (KernelsAdded > SyncsRemoved) {
+    F.Remedy += " (no fix: stacking these values needs " + std::to_string(KernelsAdded) +
+                " kernels (stack and " + std::to_string(Casts) + " dtype casts of values of unknown or "
+                "mixed kinds) to save " + std::to_string(SyncsRemoved) +
+                " syncs; give the values one dtype, e.g. `.to(" + NS + "kDouble)` where they are made)";
     report(Run.front().second.Item->getExprLoc(), F);
     return;
   }

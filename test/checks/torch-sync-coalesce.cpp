@@ -9,8 +9,9 @@ void floating_reads(int steps) {
     auto loss = (w * step).sum();
     auto accuracy = (w > 0).to(torch::kFloat).mean();
     float l = loss.item<float>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 3 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+4]], [[@LINE+5]]) each wait for the GPU; false dependency: the values can travel to the host in one copy (every iteration of the loop at line [[@LINE-4]]); stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) [torch-sync-coalesce]
-    // CHECK-FIXES: auto host_values = torch::stack({loss.detach().reshape({}).to(torch::kDouble), accuracy.detach().reshape({}).to(torch::kDouble), w.abs().max().detach().reshape({}).to(torch::kDouble)}).cpu();
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 3 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+5]], [[@LINE+6]]) each wait for the GPU; false dependency: the values can travel to the host in one copy (every iteration of the loop at line [[@LINE-4]]); stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) [torch-sync-coalesce]
+    // Floating values of known kinds: stack promotes them exactly, no cast.
+    // CHECK-FIXES: auto host_values = torch::stack({loss.detach().reshape({}), accuracy.detach().reshape({}), w.abs().max().detach().reshape({})}).cpu();
     // CHECK-FIXES-NEXT: float l = host_values[0].item<float>();
     std::printf("step %d\n", step);
     double a = accuracy.item<double>();
@@ -20,17 +21,43 @@ void floating_reads(int steps) {
   }
 }
 
+// A count among floating values travels as double (one cast: 2 kernels, stack and
+// the cast, for 2 syncs saved).
 int64_t mixed_reads() {
   auto logits = torch::randn({16, 4}, torch::kCUDA);
   auto target = torch::randint(4, {16}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
   auto loss = logits.sum();
   int64_t correct = logits.argmax(1).eq(target).sum().item<int64_t>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: 2 `item()` reads of GPU tensors in a row
-  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(target).sum().detach().reshape({}).to(torch::kLong), loss.detach().reshape({}).to(torch::kDouble).view(torch::kLong)}).cpu();
+  // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: 3 `item()` reads of GPU tensors in a row
+  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(target).sum().detach().reshape({}).to(torch::kDouble), loss.detach().reshape({}), logits.mean().detach().reshape({})}).cpu();
   // CHECK-FIXES-NEXT: int64_t correct = host_values[0].item<int64_t>();
   double total = loss.item<double>();
-  // CHECK-FIXES: double total = host_values[1].view(torch::kDouble).item<double>();
-  return correct + static_cast<int64_t>(total);
+  // CHECK-FIXES: double total = host_values[1].item<double>();
+  double mean = logits.mean().item<double>();
+  return correct + static_cast<int64_t>(total + mean);
+}
+
+// Integral values alone travel as int64 (bools and counts promote exactly).
+int64_t integral_reads(torch::Tensor target) {
+  auto logits = torch::randn({16, 4}, torch::kCUDA);
+  auto hits = logits.argmax(1).eq(target.cuda());
+  int64_t correct = hits.sum().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 2 `item()` reads of GPU tensors in a row
+  // CHECK-FIXES: auto host_values = torch::stack({hits.sum().detach().reshape({}), hits.all().detach().reshape({})}).cpu();
+  bool all = hits.all().item<bool>();
+  // CHECK-FIXES: bool all = host_values[1].item<bool>();
+  return correct + all;
+}
+
+// Two values of different kinds: the cast and the stack (2 kernels) would cost
+// more than the one sync they save. A note, no fix.
+int64_t two_mixed_reads() {
+  auto logits = torch::randn({16, 4}, torch::kCUDA);
+  int64_t best = logits.argmax().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 2 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+1]]) each wait for the GPU; false dependency: the values can travel to the host in one copy; stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) (no fix: stacking these values needs 2 kernels (stack and 1 dtype casts of values of unknown or mixed kinds) to save 1 syncs; give the values one dtype, e.g. `.to(torch::kDouble)` where they are made) [torch-sync-coalesce]
+  double total = logits.sum().item<double>();
+  // CHECK-FIXES: double total = logits.sum().item<double>();
+  return best + static_cast<int64_t>(total);
 }
 
 // --- negatives ------------------------------------------------------------------
@@ -83,20 +110,22 @@ float macro_and_template_cases() {
 // A tensor variable of the run names the device: the others are moved to it
 // (a no-op when they already share it).
 float unknown_devices(torch::Tensor maybe_gpu, torch::Tensor other) {
-  float a = maybe_gpu.item<float>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: 2 `item()` reads of tensors that may be on the GPU in a row
-  // CHECK-FIXES: auto host_values = torch::stack({maybe_gpu.detach().reshape({}).to(torch::kDouble), other.sum().detach().reshape({}).to(maybe_gpu.device(), torch::kDouble)}).cpu();
+  auto m = maybe_gpu.mean();
+  float a = m.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 3 `item()` reads of tensors that may be on the GPU in a row
+  // CHECK-FIXES: auto host_values = torch::stack({m.detach().reshape({}), other.sum().detach().reshape({}).to(m.device(), torch::kDouble), maybe_gpu.abs().mean().detach().reshape({}).to(m.device())}).cpu();
   // CHECK-FIXES-NEXT: float a = host_values[0].item<float>();
   float b = other.sum().item<float>();
   // CHECK-FIXES: float b = host_values[1].item<float>();
-  return a + b;
+  float c = maybe_gpu.abs().mean().item<float>();
+  return a + b + c;
 }
 
 template <int N> float two_reads() {
   auto x = torch::randn({N}, torch::kCUDA);
   float a = x.sum().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 2 `item()` reads of GPU tensors in a row
-  // CHECK-FIXES: auto host_values = torch::stack({x.sum().detach().reshape({}).to(torch::kDouble), x.mean().detach().reshape({}).to(torch::kDouble)}).cpu();
+  // CHECK-FIXES: auto host_values = torch::stack({x.sum().detach().reshape({}), x.mean().detach().reshape({})}).cpu();
   float b = x.mean().item<float>();
   // CHECK-FIXES: float b = host_values[1].item<float>();
   return a + b;
