@@ -58,7 +58,19 @@ private:
   bool UseExVariants;
 };
 /// torch-sync-grad-norm: clip_grad_norm_ returns a host double.
-TORCH_SYNCFREE_DECLARE_CHECK(GradNormCheck)
+class GradNormCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  /// The device-side clipping that replaces the call (an immediately invoked
+  /// lambda): LibTorch's 2-norm clipping without the final host read. With
+  /// \p ReturnNorm it evaluates to the total norm as a 0-dim tensor on the
+  /// gradients' device. nullopt when the call uses a norm type or flag the
+  /// rewrite does not reproduce.
+  static std::optional<std::string> deviceClipping(clang::ASTContext &Ctx, const clang::CallExpr *Call,
+                                                   bool ReturnNorm);
+};
 /// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
 /// SynchronizeFunctions adds the project's own barriers.
 class ExplicitSyncCheck : public SyncCheck {

@@ -26,6 +26,8 @@ void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
                                             .bind("var"))))),
                      hasRHS(anyOf(
                          ignoringParenImpCasts(matchers::tensorMethodCall("item").bind("item")),
+                         ignoringParenImpCasts(
+                             callExpr(callee(functionDecl(hasName("clip_grad_norm_")))).bind("clip")),
                          hasDescendant(matchers::tensorMethodCall("item").bind("item")))),
                      matchers::userCode())
           .bind("accumulate"),
@@ -92,6 +94,11 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");
   const auto *Item = Result.Nodes.getNodeAs<CXXMemberCallExpr>("item");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  // `norm_sum += clip_grad_norm_(...)`: the host read is the call's own; the
+  // rewrite composes torch-sync-grad-norm's device clipping with a device sum.
+  const auto *Clip = Result.Nodes.getNodeAs<CallExpr>("clip");
+  if (Clip && (!isInTorchNamespace(Clip->getDirectCallee()) || Clip->getNumArgs() < 2))
+    return;
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
@@ -100,7 +107,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const Stmt *Loop = enclosingLoop(Ctx, Accumulate);
   if (!Loop)
     return;
-  Placement Where = oracle(Ctx).tensorPlacement(Object);
+  // Parameters come from a module: their device is not known here.
+  Placement Where = Clip ? Placement::Unknown : oracle(Ctx).tensorPlacement(Object);
   if (!mayBeOnGpu(Where))
     return;
   // The metric lives outside the loop, is touched in the loop only here, and is
@@ -125,7 +133,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // The item call must be the only host read in the summand: `t.item<T>()`,
   // optionally multiplied or divided by a host value.
   const Expr *Summand = Accumulate->getRHS()->IgnoreParenImpCasts();
-  bool SimpleSummand = Summand == Item;
+  const Expr *HostRead = Clip ? static_cast<const Expr *>(Clip) : Item;
+  bool SimpleSummand = Summand == HostRead;
   if (const auto *Product = dyn_cast<BinaryOperator>(Summand))
     SimpleSummand = (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div) &&
                     (Product->getLHS()->IgnoreParenImpCasts() == Item ||
@@ -134,11 +143,14 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                     isSideEffectFree(Product->getLHS()->IgnoreParenImpCasts() == Item
                                          ? Product->getRHS()
                                          : Product->getLHS());
-  bool HasTemplateArg = Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
+  bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
+  std::optional<std::string> Clipping =
+      Clip ? GradNormCheck::deviceClipping(Ctx, Clip, /*ReturnNorm=*/true) : std::nullopt;
 
   Finding F;
-  F.What = "`" + Var->getNameAsString() + "` accumulates `item()` every iteration, so every "
-           "iteration waits for the GPU";
+  F.What = "`" + Var->getNameAsString() + "` accumulates " +
+           (Clip ? "the host norm `clip_grad_norm_` returns" : "`item()`") +
+           " every iteration, so every iteration waits for the GPU";
   F.Use.Kind = Dependency::False;
   F.Use.Reason = "the sum is read only after the loop";
   F.Use.LoopLine = SM.getExpansionLineNumber(Loop->getBeginLoc());
@@ -154,7 +166,10 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     Refusal = "the loop body is not a block";
   // The summand's tensor expression is evaluated once, where it was: any call may stay.
   else if (!SimpleSummand || !HasTemplateArg)
-    Refusal = "the summand is not a plain `t.item<T>()` (times a host value)";
+    Refusal = Clip ? "the summand is not the `clip_grad_norm_` call alone"
+                   : "the summand is not a plain `t.item<T>()` (times a host value)";
+  else if (Clip && !Clipping)
+    Refusal = "`clip_grad_norm_` with a norm type other than 2 or a finiteness check";
   else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
            Loop->getBeginLoc().isMacroID() || Loop->getEndLoc().isMacroID())
     Refusal = "the accumulation or its loop is spelled in a macro";
@@ -209,15 +224,16 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // adds it in place. Only the text around X is edited (before it, the `.item<T>()`
   // tail, after it), so fixes inside X (a mask-index or scalar-index rewrite)
   // apply in the same run.
-  const auto *Member = dyn_cast<MemberExpr>(Item->getCallee()->IgnoreParens());
-  if (!Member) {
+  // For a clip_grad_norm_ summand, "the object" is the call: it is replaced whole.
+  const auto *Member = Item ? dyn_cast<MemberExpr>(Item->getCallee()->IgnoreParens()) : nullptr;
+  if (!Member && !Clip) {
     report(Accumulate->getOperatorLoc(), F);
     return;
   }
-  const Expr *Spelled = Member->getBase()->IgnoreImplicit();
+  const Expr *Spelled = Clip ? Clip : Member->getBase()->IgnoreImplicit();
   SourceLocation ObjectBegin = SM.getSpellingLoc(Spelled->getBeginLoc());
   SourceLocation ObjectEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Spelled->getEndLoc()), 0, SM, LO);
-  SourceLocation ItemEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(Item->getEndLoc()), 0, SM, LO);
+  SourceLocation ItemEnd = Lexer::getLocForEndOfToken(SM.getSpellingLoc(HostRead->getEndLoc()), 0, SM, LO);
   // The accumulation must be a statement of its own: the block replaces it up to its `;`.
   SourceLocation StatementEnd =
       Lexer::findLocationAfterToken(Accumulate->getEndLoc(), tok::semi, SM, LO, false);
@@ -236,8 +252,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     report(Accumulate->getOperatorLoc(), F); // not spelled in one piece: no rewrite
     return;
   }
-  bool Wrap = !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
-                !isa<CXXOperatorCallExpr>(Spelled));
+  bool Wrap = !Clip && !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
+                         !isa<CXXOperatorCallExpr>(Spelled));
   std::string Op = Accumulate->getOpcode() == BO_AddAssign ? "+=" : "-=";
 
   // The factor as a LibTorch Scalar: int, long, float and double convert as they
@@ -276,8 +292,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                                                ", summed on the device\n" + Indent)),
       changeTo(charRange(CharSourceRange::getCharRange(Accumulate->getBeginLoc(), ObjectBegin)),
                cat("{\n" + Inner + "auto " + Step + " = " + (Wrap ? "(" : ""))),
-      changeTo(charRange(CharSourceRange::getCharRange(ObjectEnd, ItemEnd)),
-               cat(std::string(Wrap ? ")" : "") + ".detach()")),
+      Clip ? changeTo(charRange(CharSourceRange::getCharRange(ObjectBegin, ObjectEnd)), cat(*Clipping))
+           : changeTo(charRange(CharSourceRange::getCharRange(ObjectEnd, ItemEnd)),
+                      cat(std::string(Wrap ? ")" : "") + ".detach()")),
       changeTo(charRange(CharSourceRange::getCharRange(ItemEnd, StatementEnd)),
                cat(";\n" + Inner + "if (" + Accumulator + ".defined())\n" + Inner + "  " + AddStep + ";\n" +
                    Inner + "else\n" + Inner + "  " + Accumulator + " = " + FirstStep + ";\n" + StmtIndent +

@@ -34,9 +34,22 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = "compute the norm and scale on the device (a 0-dim norm, `clamp_max`, `mul_`); "
              "read the norm only when it is logged";
 
-  // The fix mirrors LibTorch's own implementation (2-norm, no finiteness check)
-  // without the final `.item<double>()`. Offered only when the result is unused.
-  bool DefaultNorm = true;
+  // An accumulated norm (`sum += clip_grad_norm_(...)` in a loop) is
+  // torch-sync-deferred-accumulate's: it composes this rewrite with a device sum.
+  if (isCheckEnabled("torch-sync-deferred-accumulate") && DeferredAccumulateCheck::reportsItem(Ctx, Call))
+    return;
+  std::vector<FixItHint> Fixes;
+  if (isDiscarded(Ctx, Call))
+    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/false))
+      if (auto Edits = fixItsFor({changeTo(node("call"), cat(*Clipping))}, Result))
+        Fixes = *Edits;
+  report(Call->getBeginLoc(), F, Fixes);
+}
+
+std::optional<std::string> GradNormCheck::deviceClipping(ASTContext &Ctx, const CallExpr *Call,
+                                                         bool ReturnNorm) {
+  // The rewrite mirrors LibTorch's own implementation (2-norm, no finiteness check)
+  // without the final `.item<double>()`.
   for (unsigned I = 2; I < Call->getNumArgs(); ++I) {
     const Expr *Arg = Call->getArg(I);
     if (isa<CXXDefaultArgExpr>(Arg))
@@ -45,40 +58,36 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
     if (I == 2 && Arg->EvaluateAsRValue(Value, Ctx) && Value.Val.isFloat() &&
         Value.Val.getFloat().convertToDouble() == 2.0)
       continue;
-    if (I == 3) {
-      bool Flag = true;
-      if (Arg->EvaluateAsBooleanCondition(Flag, Ctx) && !Flag)
-        continue;
-    }
-    DefaultNorm = false;
+    bool Flag = true;
+    if (I == 3 && Arg->EvaluateAsBooleanCondition(Flag, Ctx) && !Flag)
+      continue;
+    return std::nullopt;
   }
-  std::vector<FixItHint> Fixes;
-  if (isDiscarded(Ctx, Call) && DefaultNorm) {
-    std::string T = "torch::Tensor";
-    // Fused multi-tensor kernels where the headers have them (one launch for all
-    // gradients instead of one per parameter; measured: the per-parameter form made a
-    // 4-parameter step slower than the sync it removed). `_foreach_norm` is in 1.13 and
-    // 2.x; `_foreach_mul_(TensorList, Tensor)` only in 2.1+.
-    bool ForeachNorm = torchDeclares(Ctx, "at", "_foreach_norm");
-    bool ForeachMulByTensor = torchDeclares(Ctx, "at", "_foreach_mul_", 2, 1, "at::Tensor");
-    std::string Norms =
-        ForeachNorm ? "auto norms_ = at::_foreach_norm(grads_, 2); "
-                    : "std::vector<" + T + "> norms_; for (const auto &g : grads_) "
-                      "norms_.push_back(g.norm(2)); ";
-    std::string Scale = ForeachMulByTensor ? "at::_foreach_mul_(grads_, coef_); "
-                                           : "for (const auto &g : grads_) g.mul_(coef_); ";
-    std::string Lambda =
-        "[](const std::vector<" + T + "> &params_, double max_norm_) { std::vector<" + T +
-        "> grads_; for (const auto &p : params_) if (p.grad().defined()) "
-        "grads_.push_back(p.grad()); if (grads_.empty()) return; " + Norms +
-        "auto total_ = norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); "
-        "auto coef_ = (max_norm_ / (total_ + 1e-6)).clamp_max(1.0); " + Scale + "}(" +
-        sourceText(Ctx, Call->getArg(0)) + ", " + sourceText(Ctx, Call->getArg(1)) + ")";
-    auto Edits = fixItsFor({changeTo(node("call"), cat(Lambda))}, Result);
-    if (Edits)
-      Fixes = *Edits;
-  }
-  report(Call->getBeginLoc(), F, Fixes);
+  std::string T = "torch::Tensor";
+  // Fused multi-tensor kernels where the headers have them (one launch for all
+  // gradients instead of one per parameter; measured: the per-parameter form made a
+  // 4-parameter step slower than the sync it removed). `_foreach_norm` is in 1.13 and
+  // 2.x; `_foreach_mul_(TensorList, Tensor)` only in 2.1+.
+  bool ForeachNorm = torchDeclares(Ctx, "at", "_foreach_norm");
+  bool ForeachMulByTensor = torchDeclares(Ctx, "at", "_foreach_mul_", 2, 1, "at::Tensor");
+  std::string Norms =
+      ForeachNorm ? "auto norms_ = at::_foreach_norm(grads_, 2); "
+                  : "std::vector<" + T + "> norms_; for (const auto &g : grads_) "
+                    "norms_.push_back(g.norm(2)); ";
+  std::string Scale = ForeachMulByTensor ? "at::_foreach_mul_(grads_, coef_); "
+                                         : "for (const auto &g : grads_) g.mul_(coef_); ";
+  // Without gradients LibTorch returns 0.0: a 0-dim zero on the parameters' device.
+  std::string Empty = ReturnNorm ? "return params_.empty() ? torch::zeros({}, torch::kDouble) : "
+                                   "torch::zeros({}, params_[0].options().dtype(torch::kDouble)); "
+                                 : "return; ";
+  return "[](const std::vector<" + T + "> &params_, double max_norm_)" +
+         (ReturnNorm ? " -> " + T : std::string()) + " { std::vector<" + T +
+         "> grads_; for (const auto &p : params_) if (p.grad().defined()) "
+         "grads_.push_back(p.grad()); if (grads_.empty()) " + Empty + Norms +
+         "auto total_ = norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); "
+         "auto coef_ = (max_norm_ / (total_ + 1e-6)).clamp_max(1.0); " + Scale +
+         (ReturnNorm ? "return total_; " : "") + "}(" + sourceText(Ctx, Call->getArg(0)) + ", " +
+         sourceText(Ctx, Call->getArg(1)) + ")";
 }
 
 } // namespace torch_syncfree

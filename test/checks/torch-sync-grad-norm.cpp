@@ -1,6 +1,7 @@
-// RUN: %check_torch_sync %s torch-sync-grad-norm %t -- %mock_flags
+// RUN: %check_torch_sync --compile-fixed %s torch-sync-grad-norm,torch-sync-deferred-accumulate %t -- %mock_flags
 #include <torch/torch.h>
 #include <iostream>
+#include <vector>
 
 void positives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
@@ -15,6 +16,24 @@ void positives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0, 1.0);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `clip_grad_norm_` {{.*}} the value is unused;
 }
+
+// An accumulated norm: the device clipping returns the norm as a 0-dim tensor and
+// torch-sync-deferred-accumulate sums it on the device (one read after the loop).
+// Reported once, by deferred-accumulate.
+double accumulated(torch::nn::Linear &model, std::vector<torch::Tensor> &batches) {
+  double norm_sum = 0;
+  for (auto &x : batches) {
+    model->forward(x).sum().backward();
+    norm_sum += torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `norm_sum` accumulates the host norm `clip_grad_norm_` returns every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-3]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
+  }
+  return norm_sum;
+}
+// CHECK-FIXES:      torch::Tensor norm_sum_on_device; // norm_sum, summed on the device
+// CHECK-FIXES:      auto norm_sum_step = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return params_.empty() ? torch::zeros({}, torch::kDouble) : torch::zeros({}, params_[0].options().dtype(torch::kDouble)); {{.*}} return total_; }(model->parameters(), 1.0);
+// CHECK-FIXES-NEXT: if (norm_sum_on_device.defined())
+// CHECK-FIXES-NEXT:   norm_sum_on_device.add_(norm_sum_step);
+// CHECK-FIXES:      norm_sum += norm_sum_on_device.item<double>();
 
 void negatives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_value_(model->parameters(), 1.0);  // returns nothing: no wait
