@@ -32,6 +32,7 @@ public:
     Factories.registerCheck<DeferredLogCheck>("torch-sync-deferred-log");
     Factories.registerCheck<CoalesceCheck>("torch-sync-coalesce");
     Factories.registerCheck<CallInLoopCheck>("torch-sync-call-in-loop");
+    Factories.registerCheck<PageableCopyCheck>("torch-sync-pageable-copy");
   }
 };
 

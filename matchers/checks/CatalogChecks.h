@@ -96,6 +96,15 @@ public:
   /// (torch-sync-item then leaves the site to it).
   static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item);
 };
+/// torch-sync-pageable-copy: a non_blocking copy between the GPU and pageable
+/// host memory, which the driver makes synchronous.
+class PageableCopyCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+
+};
 /// torch-sync-call-in-loop: a call in a loop to a function of this TU that syncs.
 TORCH_SYNCFREE_DECLARE_CHECK(CallInLoopCheck)
 /// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one

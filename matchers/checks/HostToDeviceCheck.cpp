@@ -1,5 +1,7 @@
 #include "HostToDeviceCheck.h"
 #include "CopyCalls.h"
+#include "CatalogChecks.h"
+#include "PinnedMemory.h"
 #include "TorchApi.h"
 
 #include "clang/AST/ParentMapContext.h"
@@ -133,17 +135,15 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     return;
 
   // Create-then-copy: a fill factory on the CPU followed by the move.
-  if (Method != "copy_") {
-    const auto *Factory = dyn_cast_or_null<CallExpr>(ignoreWrappers(Object));
-    if (Factory && !isa<CXXMemberCallExpr>(Factory) && !isa<CXXOperatorCallExpr>(Factory) &&
-        isInTorchNamespace(Factory->getDirectCallee()) &&
-        isDeterministicFillFactory(calleeName(Factory)) && SourceAt == Placement::Cpu &&
-        explicitArgCount(Call) == (Method == "cuda" ? 0u : 1u) &&
-        (Method == "cuda" || plainDeviceArgument(DeviceArg))) {
-      checkCreateThenCopy(Call, Factory, DeviceArg, Result);
-      return;
-    }
+  if (const CallExpr *Factory = createThenCopyFactory(Call, DeviceArg, SourceAt)) {
+    checkCreateThenCopy(Call, Factory, DeviceArg, Result);
+    return;
   }
+
+  Pinning SourceMemory = SourceAt == Placement::Cpu ? hostPinning(Ctx, Source) : Pinning::Unknown;
+  std::optional<PinAtCreation> Pin;
+  if (SourceMemory == Pinning::Pageable)
+    Pin = pinAtCreation(Ctx, Source, Call, TargetAt == Placement::Gpu);
 
   UseClassifier &Classifier = classifier(Ctx);
   Finding F;
@@ -154,7 +154,15 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   F.Use.Reason = "the host does not need to wait for a copy to the GPU";
   F.Use.LoopLine = Classifier.enclosingLoopLine(Call);
   F.Remedy = "pass `non_blocking=true`; " + std::string(PinnedNote);
-  if (looksLikeLoaderBatch(Source))
+  if (Pin)
+    F.Remedy = "pass `non_blocking=true`; the source is pageable host memory, which keeps the "
+               "copy synchronous, so pin `" + Pin->Variable + "` where it is made (once, before "
+               "the loop; it is only read)";
+  else if (SourceMemory == Pinning::Pageable && !looksLikeLoaderBatch(Source))
+    F.Remedy = "pass `non_blocking=true`; the source is pageable host memory, so a large copy "
+               "stays synchronous until the source is pinned (`.pin_memory()` where it is made, "
+               "or a pinned staging buffer reused across steps)";
+  else if (looksLikeLoaderBatch(Source))
     F.Remedy += "; this is a loader batch: pin it (`pin_memory()`, or a loader with pinned "
                 "memory) so the copy overlaps with compute";
   else
@@ -167,37 +175,57 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   }
 
-  std::vector<ASTEdit> Edits;
-  if (Method == "cuda") {
-    // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
-    SourceLocation NameLoc = Call->getExprLoc();
-    CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
-    Edits.push_back(changeTo(selectRange(Range), cat("to(", cudaDeviceSpelling(Ctx),
-                                                  ", /*non_blocking=*/true)")));
-  } else {
-    int Index = parameterIndex(Call, "non_blocking");
-    unsigned Written = explicitArgCount(Call);
-    if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
-      Edits.push_back(insertAfter(selectRange(tokenRange(Call->getArg(Written - 1))),
-                                  cat(", /*non_blocking=*/true")));
-    } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
-               isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
-      // Keep an existing `/*non_blocking=*/` comment rather than doubling it.
-      const SourceManager &SM = Ctx.getSourceManager();
-      SourceLocation PreviousEnd = Lexer::getLocForEndOfToken(
-          Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
-      StringRef Between = Lexer::getSourceText(
-          CharSourceRange::getCharRange(PreviousEnd, Call->getArg(Index)->getBeginLoc()), SM,
-          Ctx.getLangOpts());
-      Edits.push_back(changeTo(selectRange(tokenRange(Call->getArg(Index))),
-                               cat(Between.contains("non_blocking") ? "true"
-                                                                   : "/*non_blocking=*/true")));
-    }
-  }
+  std::vector<ASTEdit> Edits = nonBlockingEdits(Call, Ctx, cudaDeviceSpelling(Ctx));
+  if (!Edits.empty() && Pin)
+    Edits.push_back(changeTo(charRange(Pin->InitRange), cat(Pin->NewInit)));
   std::optional<std::vector<FixItHint>> Fixes;
   if (!Edits.empty())
     Fixes = fixItsFor(Edits, Result);
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+const CallExpr *HostToDeviceCheck::createThenCopyFactory(const CXXMemberCallExpr *Call, const Expr *DeviceArg,
+                                                         Placement SourceAt) {
+  StringRef Method = calleeName(Call);
+  if (Method == "copy_")
+    return nullptr;
+  const auto *Factory = dyn_cast_or_null<CallExpr>(ignoreWrappers(Call->getImplicitObjectArgument()));
+  if (Factory && !isa<CXXMemberCallExpr>(Factory) && !isa<CXXOperatorCallExpr>(Factory) &&
+      isInTorchNamespace(Factory->getDirectCallee()) && isDeterministicFillFactory(calleeName(Factory)) &&
+      SourceAt == Placement::Cpu && explicitArgCount(Call) == (Method == "cuda" ? 0u : 1u) &&
+      (Method == "cuda" || plainDeviceArgument(DeviceArg)))
+    return Factory;
+  return nullptr;
+}
+
+std::vector<ASTEdit> HostToDeviceCheck::nonBlockingEdits(const CXXMemberCallExpr *Call, ASTContext &Ctx,
+                                                         const std::string &CudaSpelling) {
+  std::vector<ASTEdit> Edits;
+  if (calleeName(Call) == "cuda") {
+    // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
+    SourceLocation NameLoc = Call->getExprLoc();
+    CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
+    Edits.push_back(changeTo(selectRange(Range), cat("to(", CudaSpelling, ", /*non_blocking=*/true)")));
+    return Edits;
+  }
+  int Index = parameterIndex(Call, "non_blocking");
+  unsigned Written = explicitArgCount(Call);
+  if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
+    Edits.push_back(insertAfter(selectRange(tokenRange(Call->getArg(Written - 1))),
+                                cat(", /*non_blocking=*/true")));
+  } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
+             isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
+    // Keep an existing `/*non_blocking=*/` comment rather than doubling it.
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceLocation PreviousEnd = Lexer::getLocForEndOfToken(
+        Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
+    StringRef Between = Lexer::getSourceText(
+        CharSourceRange::getCharRange(PreviousEnd, Call->getArg(Index)->getBeginLoc()), SM,
+        Ctx.getLangOpts());
+    Edits.push_back(changeTo(selectRange(tokenRange(Call->getArg(Index))),
+                             cat(Between.contains("non_blocking") ? "true" : "/*non_blocking=*/true")));
+  }
+  return Edits;
 }
 
 /// Whether factory options may ask for a gradient: creating directly on the GPU

@@ -6,7 +6,7 @@
 void moves(torch::Device device, torch::Tensor maybe_cpu) {
   auto host = torch::rand({16});
   auto a = host.cuda();
-  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `cuda()` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU; pass `non_blocking=true`; a pageable source still stalls for large copies (measured: 256 MB waited, 16 KB did not), so pin sources that are large [torch-sync-host-to-device]
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `cuda()` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU; pass `non_blocking=true`; the source is pageable host memory, so a large copy stays synchronous until the source is pinned (`.pin_memory()` where it is made, or a pinned staging buffer reused across steps) [torch-sync-host-to-device]
   // CHECK-FIXES: auto a = host.to(torch::kCUDA, /*non_blocking=*/true);
   auto b = host.to(torch::kCUDA);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor to the GPU

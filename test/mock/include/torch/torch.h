@@ -210,6 +210,12 @@ public:
   Tensor &masked_fill_(const Tensor &mask, const Tensor &value) const;
   Tensor &masked_scatter_(const Tensor &mask, const Tensor &source) const;
   Tensor index_select(int64_t dim, const Tensor &index) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim = 0, optional<int64_t> start = nullopt, optional<int64_t> end = nullopt, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  bool is_pinned(optional<Device> device = nullopt) const;
   Tensor nonzero() const;
   Tensor bincount(const optional<Tensor> &weights = {}, int64_t minlength = 0) const;
   Tensor histc(int64_t bins = 100, const Scalar &min = 0, const Scalar &max = 0) const;

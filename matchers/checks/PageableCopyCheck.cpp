@@ -1,0 +1,140 @@
+// torch-sync-pageable-copy: a `non_blocking` copy between the GPU and pageable host
+// memory is synchronous all the same: the driver stages it through a pinned
+// buffer of its own and the host waits for the staging copy. PyTorch's sync debug
+// mode does not see this wait. Also: a non_blocking copy of a non-contiguous
+// pinned tensor first makes a contiguous (pageable) copy.
+#include "CatalogChecks.h"
+#include "CopyCalls.h"
+#include "PinnedMemory.h"
+#include "TorchApi.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Tooling/Transformer/RangeSelector.h"
+#include "clang/Tooling/Transformer/Stencil.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace clang::transformer;
+
+namespace torch_syncfree {
+
+void PageableCopyCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(matchers::tensorMethodCall("to", "copy_").bind("call"), this);
+}
+
+/// `/*non_blocking=*/true` exactly as torch-sync-host-to-device writes it: the
+/// tool's own edit, whose message already spoke of a pageable source (the
+/// tool never reports code it inserted; a user who spells the flag the same
+/// way is not reported either).
+static bool flagWrittenByTheTool(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
+  int Index = parameterIndex(Call, "non_blocking");
+  if (Index <= 0 || static_cast<unsigned>(Index) >= Call->getNumArgs() ||
+      isa<CXXDefaultArgExpr>(Call->getArg(Index)))
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation From = Lexer::getLocForEndOfToken(Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
+  SourceLocation To = Lexer::getLocForEndOfToken(Call->getArg(Index)->getEndLoc(), 0, SM, Ctx.getLangOpts());
+  if (From.isInvalid() || To.isInvalid())
+    return false;
+  return Lexer::getSourceText(CharSourceRange::getCharRange(From, To), SM, Ctx.getLangOpts()) ==
+         ", /*non_blocking=*/true";
+}
+
+void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
+  const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
+  ASTContext &Ctx = *Result.Context;
+  // A blocking copy is torch-sync-host-to-device's (its message names a pageable
+  // source, and its fix pins one it can).
+  if (!passesNonBlocking(Call, Ctx) || flagWrittenByTheTool(Call, Ctx))
+    return;
+  DeviceOracle &Oracle = oracle(Ctx);
+  const Expr *Host = nullptr;
+  Placement DeviceSide = Placement::Unknown;
+  bool HostToDevice = true;
+  if (calleeName(Call) == "to") {
+    const Expr *Target = targetDeviceArgument(Call, Oracle);
+    // to(kCPU, non_blocking) of a GPU tensor allocates a pinned result itself.
+    if (!Target)
+      return;
+    DeviceSide = *Oracle.devicePlacement(Target);
+    Host = Object;
+  } else { // dst.copy_(src, non_blocking)
+    if (Call->getNumArgs() < 1)
+      return;
+    Placement Source = Oracle.tensorPlacement(Call->getArg(0));
+    Placement Destination = Oracle.tensorPlacement(Object);
+    if (Source == Placement::Cpu) {
+      Host = Call->getArg(0);
+      DeviceSide = Destination;
+    } else if (Destination == Placement::Cpu) {
+      Host = Object;
+      DeviceSide = Source;
+      HostToDevice = false;
+    } else {
+      return;
+    }
+  }
+  if (Oracle.tensorPlacement(Host) != Placement::Cpu || !mayBeOnGpu(DeviceSide))
+    return;
+  // An index tensor moved to the indexed tensor's device inside `index({...})`
+  // (the form torch-sync-index-put rewrites CPU indices to): indices are small.
+  for (DynTypedNodeList Parents = Ctx.getParents(*Call); !Parents.empty();
+       Parents = Ctx.getParents(Parents[0])) {
+    const auto *E = Parents[0].get<Expr>();
+    if (!E || isa<InitListExpr>(E))
+      break;
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(E);
+        Construct && Construct->getType().getAsString().find("TensorIndex") != std::string::npos)
+      return;
+    if (!isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, CXXConstructExpr,
+             ParenExpr, ExprWithCleanups>(E))
+      break;
+  }
+  // `torch::tensor({values})`: a few values the host just wrote (and the form
+  // torch-sync-tensor-factory rewrites to): not worth a pinned allocation.
+  if (const auto *Values = dyn_cast_or_null<CallExpr>(ignoreWrappers(Host));
+      Values && !isa<CXXMemberCallExpr>(Values) && calleeName(Values) == "tensor")
+    return;
+  Pinning HostMemory = hostPinning(Ctx, Host);
+  bool NonContiguousPinned = HostMemory == Pinning::Pinned && mayBeNonContiguousView(Host);
+  if (HostMemory != Pinning::Pageable && !NonContiguousPinned)
+    return;
+
+  std::string Direction = HostToDevice ? "from" : "into";
+  Finding F;
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the host does not need to wait for the copy";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  if (NonContiguousPinned) {
+    F.What = "a `non_blocking` copy " + Direction +
+             " a non-contiguous view of pinned memory first makes a contiguous copy in pageable "
+             "memory, so the host waits for the transfer";
+    F.Remedy = "copy a contiguous pinned tensor (make the layout contiguous once, where the "
+               "tensor is made) and rearrange it on the device";
+    report(Call->getExprLoc(), F);
+    return;
+  }
+  F.What = "a copy " + Direction +
+           " pageable host memory cannot overlap with the GPU: even with `non_blocking=true` the "
+           "driver stages it through a pinned buffer and the host waits (sync debug mode does not "
+           "see this)";
+  F.Remedy = "pin the host tensor where it is made (`.pin_memory()`, or options with "
+             "`pinned_memory(true)`)";
+  std::optional<PinAtCreation> Pin;
+  if (HostToDevice)
+    Pin = pinAtCreation(Ctx, Host, Call, DeviceSide == Placement::Gpu);
+  if (!Pin) {
+    F.Remedy += "; where it is made anew every step (a loader batch), copy it into a pinned "
+                "staging buffer allocated once and reused (wait on an event recorded after "
+                "the copy before refilling it)";
+    report(Call->getExprLoc(), F);
+    return;
+  }
+  F.Remedy += ": `" + Pin->Variable + "` is made once before the loop and only read";
+  auto Fixes = fixItsFor({changeTo(charRange(Pin->InitRange), cat(Pin->NewInit))}, Result);
+  report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+} // namespace torch_syncfree
