@@ -146,6 +146,20 @@ def run(args):
         # the host's state drift over a run, so back-to-back variants share conditions.
         # Sync counts and results come from the first run; times are medians.
         walls = {}
+        # Each wall-time sample must last >= MIN_SAMPLE_MS: a calibration run of the
+        # original sets the step count, the same for every variant (same results).
+        run_env = dict(env)
+        if args.mode == "gpu":
+            exe = os.path.join(build, "%s_original" % name)
+            try:
+                calib = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       env=env, timeout=args.timeout)
+                per_step = float(parse_output(calib.stdout)[1].get("wall_ms_per_step", "nan"))
+                steps = max(50, int(math.ceil(MIN_SAMPLE_MS / per_step))) if per_step > 0 else 50
+            except (subprocess.TimeoutExpired, ValueError):
+                steps = 50
+            run_env["SYNCPROBE_WALL_STEPS"] = str(steps)
+            row["wall_steps"] = steps
         for repeat in range(args.repeats):
             for variant in ("original", "fixed", "twin"):
                 exe = os.path.join(build, "%s_%s" % (name, variant))
@@ -153,7 +167,7 @@ def run(args):
                     continue
                 try:
                     proc = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                          env=env, timeout=args.timeout)
+                                          env=run_env, timeout=args.timeout)
                     text, code = proc.stdout, proc.returncode
                 except subprocess.TimeoutExpired:
                     text, code = "timeout", -1
@@ -167,8 +181,10 @@ def run(args):
                 walls.setdefault(variant, []).append(float(probe.get("wall_ms_per_step", "nan")))
         for variant, values in walls.items():
             values = sorted(values)
-            row[variant]["probe"]["wall_ms_per_step"] = "%.4f" % values[len(values) // 2]
+            median = values[len(values) // 2]
+            row[variant]["probe"]["wall_ms_per_step"] = "%.4f" % median
             row[variant]["wall_runs"] = values
+            row[variant]["wall_spread"] = (values[-1] - values[0]) / median if median > 0 else float("nan")
         if "original" in row and "fixed" in row:
             equal, why = outputs_equal(row["original"]["results"], row["fixed"]["results"])
             row["outputs_equal"], row["difference"] = equal, why
@@ -189,7 +205,18 @@ def run(args):
         if proc.returncode:
             failures.append("sync_table exited %d" % proc.returncode)
 
-    report = {"mode": args.mode, "repeats": args.repeats, "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows,
+    # The noise band: original/rewritten wall ratios of programs the tool did not
+    # change (their two builds are the same code). A rewrite is a regression only
+    # when its ratio falls below that band.
+    unchanged = [ratio(r) for r in rows if r.get("fixable") == 0 and ratio(r) == ratio(r)]
+    band = (min(unchanged), max(unchanged)) if unchanged else (float("nan"), float("nan"))
+    for r in rows:
+        rr = ratio(r)
+        r["regression"] = bool(r.get("fixable") and rr == rr and unchanged and rr < band[0])
+        if r["regression"]:
+            failures.append("%s: the rewrite is slower than the unchanged programs' noise band "
+                            "(%.2fx < %.2fx)" % (r["program"], rr, band[0]))
+    report = {"mode": args.mode, "repeats": args.repeats, "noise_band": band, "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows,
               "failures": failures}
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=2)
@@ -210,6 +237,17 @@ def run(args):
 SYNC_REDUCING_CHECKS = {"torch-sync-deferred-accumulate": "fewer",
                         "torch-sync-coalesce": "fewer",
                         "torch-sync-dynamic-shape": "not more"}
+
+
+MIN_SAMPLE_MS = 300
+
+
+def ratio(row):
+    """original / rewritten wall time per step (> 1: the rewrite is faster)."""
+    try:
+        return float(row["original"]["probe"]["wall_ms_per_step"]) / float(row["fixed"]["probe"]["wall_ms_per_step"])
+    except (KeyError, ValueError, ZeroDivisionError):
+        return float("nan")
 
 
 def sync_expectation_failures(row):
@@ -264,14 +302,21 @@ def write_markdown(report, path):
     lines = ["# torch-syncfree integration report (%s mode)" % report["mode"], "",
              "Outputs equal: every RESULT within atol %g + rtol %g; NaN never passes." %
              (report["tolerance"]["atol"], report["tolerance"]["rtol"]),
-             "Wall ms/step: wall-clock time of 50 steps with one synchronization at the end "
-             "(throughput), median of %d interleaved runs of each variant. GPU ms/step: CUDA events "
-             "around one step, median of 20. Programs whose code the tool did not change show "
-             "the measurement spread." % report.get("repeats", 1), ""]
+             "Wall ms/step: wall-clock time of N steps with one synchronization at the end "
+             "(throughput; N chosen per program so that one sample lasts >= %d ms), median of %d "
+             "interleaved runs of each variant, spread = (max - min) / median. GPU ms/step: CUDA "
+             "events around one step, median of 20. Kernels/step: CUDA kernels LibTorch's profiler "
+             "records in one step." % (MIN_SAMPLE_MS, report.get("repeats", 1))]
+    band = report.get("noise_band")
+    if band and band[0] == band[0]:
+        lines.append("Noise band (original/rewritten wall ratio of the programs the tool did not change): "
+                     "%.2fx - %.2fx. A rewrite below the band is a regression." % tuple(band))
+    lines.append("")
     if gpu:
         lines += ["| program | findings (fixed) | syncs/step, debug mode: before → after | host waited (steps): before → after "
-                  "| outputs equal | wall ms/step: before → after | speed-up | sync-free twin wall ms/step | GPU ms/step: before → after |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| outputs equal | wall ms/step: before → after (spread) | speed-up | GPU ms/step: before → after "
+                  "| kernels/step: before → after | sync-free twin: wall, GPU ms/step, kernels | rewrite vs twin (GPU) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
     else:
         lines += ["| program | findings (fixed) | outputs equal | wall ms/step: before → after |", "|---|---|---|---|"]
     for row in report["programs"]:
@@ -283,12 +328,26 @@ def write_markdown(report, path):
             ratio = "-"
         equal = {True: "yes", False: "NO"}.get(row.get("outputs_equal"), "-")
         if gpu:
-            lines.append("| %s | %d (%d) | %s → %s | %s → %s | %s | %s → %s | %s | %s | %s → %s |" % (
+            spread = lambda v: ("%.0f%%" % (100 * row[v]["wall_spread"])) if "wall_spread" in row.get(v, {}) else "-"
+            twin = "-"
+            vs_twin = "-"
+            if "twin" in row:
+                twin = "%s, %s, %s" % (fmt_probe(row, "twin", "wall_ms_per_step"), fmt_probe(row, "twin", "step_ms"),
+                                       fmt_probe(row, "twin", "kernels_per_step"))
+                try:
+                    vs_twin = "%+.1f%%" % (100 * (float(fmt_probe(row, "fixed", "step_ms")) /
+                                                  float(fmt_probe(row, "twin", "step_ms")) - 1))
+                except ValueError:
+                    pass
+            lines.append("| %s | %d (%d) | %s → %s | %s → %s | %s | %s → %s (%s, %s) | %s%s | %s → %s | %s → %s | %s | %s |" % (
                 row["program"], row["findings"], row["fixable"],
                 fmt_probe(row, "original", "debug_syncs_per_step"), fmt_probe(row, "fixed", "debug_syncs_per_step"),
                 fmt_probe(row, "original", "host_waited_steps"), fmt_probe(row, "fixed", "host_waited_steps"),
-                equal, before_ms, after_ms, ratio, fmt_probe(row, "twin", "wall_ms_per_step"),
-                fmt_probe(row, "original", "step_ms"), fmt_probe(row, "fixed", "step_ms")))
+                equal, before_ms, after_ms, spread("original"), spread("fixed"), ratio,
+                " (regression)" if row.get("regression") else "",
+                fmt_probe(row, "original", "step_ms"), fmt_probe(row, "fixed", "step_ms"),
+                fmt_probe(row, "original", "kernels_per_step"), fmt_probe(row, "fixed", "kernels_per_step"),
+                twin, vs_twin))
         else:
             lines.append("| %s | %d (%d) | %s | %s → %s |" % (row["program"], row["findings"], row["fixable"],
                                                             equal, before_ms, after_ms))
@@ -349,7 +408,7 @@ def main():
     r.add_argument("--torch-prefix", default="")
     r.add_argument("--jobs", type=int, default=os.cpu_count())
     r.add_argument("--timeout", type=int, default=180)
-    r.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant (median time)")
+    r.add_argument("--repeats", type=int, default=5, help="interleaved runs per variant (median time)")
     c = sub.add_parser("cpu")
     c.add_argument("--tool", default=os.path.join(ROOT, "build", "bin", "torch-syncfree"))
     c.add_argument("--out", default=os.path.join(ROOT, "build", "integration-cpu"))

@@ -35,6 +35,8 @@
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <set>
 #endif
 
 namespace syncprobe {
@@ -164,6 +166,30 @@ private:
     double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                wall_start)
                          .count();
+    // Kernel launches and copies of one step, from LibTorch's Kineto profiler.
+    long kernels = -1, copies = -1;
+    try {
+      using namespace torch::profiler::impl;
+      ProfilerConfig config(ProfilerState::KINETO);
+      std::set<ActivityType> activities{ActivityType::CPU, ActivityType::CUDA};
+      torch::autograd::profiler::prepareProfiler(config, activities);
+      torch::autograd::profiler::enableProfiler(config, activities);
+      step(index++);
+      cudaDeviceSynchronize();
+      auto profile = torch::autograd::profiler::disableProfiler();
+      kernels = copies = 0;
+      for (const auto &event : profile->events()) {
+        if (event.deviceType() != c10::DeviceType::CUDA)
+          continue;
+        std::string name = event.name();
+        if (name.rfind("Memcpy", 0) == 0 || name.rfind("Memset", 0) == 0)
+          ++copies;
+        else
+          ++kernels;
+      }
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "kernel count unavailable: %s\n", e.what());
+    }
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess) {
       std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(error));
@@ -175,6 +201,9 @@ private:
     std::printf("SYNCPROBE host_ms_median %.3f\n", median(host_ms));
     std::printf("SYNCPROBE step_ms %.4f\n", median(step_ms));
     std::printf("SYNCPROBE wall_ms_per_step %.4f\n", wall_ms / wall_steps_);
+    std::printf("SYNCPROBE wall_sample_ms %.1f\n", wall_ms);
+    std::printf("SYNCPROBE kernels_per_step %ld\n", kernels);
+    std::printf("SYNCPROBE copies_per_step %ld\n", copies);
   }
 
   static double cyclesPerMs() {

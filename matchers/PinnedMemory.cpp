@@ -193,6 +193,8 @@ std::optional<PinAtCreation> pinAtCreation(ASTContext &Ctx, const Expr *Source, 
     return std::nullopt;
   for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
     const Stmt *Parent = consumerOf(Ctx, Use);
+    if (isa_and_nonnull<LambdaExpr>(Parent))
+      continue; // a capture: the lambda body's uses are among these uses
     if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent);
         MC && MC->getImplicitObjectArgument() &&
         ignoreWrappers(MC->getImplicitObjectArgument())->IgnoreImplicit() == Use) {
@@ -212,6 +214,23 @@ std::optional<PinAtCreation> pinAtCreation(ASTContext &Ctx, const Expr *Source, 
     const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
     if (!Call || !isInTorchNamespace(Call->getDirectCallee()))
       return std::nullopt;
+  }
+  // Several copies of one source: the first one (in source order) carries the
+  // edit, so the fixes of the others do not conflict with it.
+  for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
+    const Expr *Viewed = Use;
+    for (const Stmt *Parent = consumerOf(Ctx, Viewed); Parent; Parent = consumerOf(Ctx, Viewed)) {
+      const auto *PE = dyn_cast<Expr>(Parent);
+      if (!PE || viewBase(PE) == nullptr || ignoreWrappers(viewBase(PE))->IgnoreImplicit() != Viewed)
+        break;
+      Viewed = PE;
+    }
+    const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Viewed));
+    if (!Copy || !(calleeName(Copy) == "to" || calleeName(Copy) == "cuda"))
+      continue;
+    if (Use != Ref)
+      return std::nullopt;
+    break;
   }
   const LangOptions &LO = Ctx.getLangOpts();
   CharSourceRange Range = CharSourceRange::getTokenRange(Init->getSourceRange());
