@@ -43,6 +43,9 @@ def prepare(args):
         shutil.rmtree(out)
     os.makedirs(out, exist_ok=True)
     shutil.copy(os.path.join(HERE, "syncprobe.h"), out)
+    for header in os.listdir(os.path.join(HERE, "twins")):  # code the twins share
+        if header.endswith(".h"):
+            shutil.copy(os.path.join(HERE, "twins", header), out)
     shutil.copy(os.path.join(HERE, "staged.cmake"), os.path.join(out, "CMakeLists.txt"))
     if os.path.exists(os.path.join(out, "probe")):
         shutil.rmtree(os.path.join(out, "probe"))
