@@ -325,10 +325,7 @@ def write_markdown(report, path):
     for row in report["programs"]:
         before_ms = fmt_probe(row, "original", "wall_ms_per_step")
         after_ms = fmt_probe(row, "fixed", "wall_ms_per_step")
-        try:
-            ratio = "%.2fx" % (float(before_ms) / float(after_ms))
-        except ValueError:
-            ratio = "-"
+        speedup = "%.2fx" % ratio(row) if ratio(row) == ratio(row) else "-"
         equal = {True: "yes", False: "NO"}.get(row.get("outputs_equal"), "-")
         if gpu:
             spread = lambda v: ("%.0f%%" % (100 * row[v]["wall_spread"])) if "wall_spread" in row.get(v, {}) else "-"
@@ -346,7 +343,7 @@ def write_markdown(report, path):
                 row["program"], row["findings"], row["fixable"],
                 fmt_probe(row, "original", "debug_syncs_per_step"), fmt_probe(row, "fixed", "debug_syncs_per_step"),
                 fmt_probe(row, "original", "host_waited_steps"), fmt_probe(row, "fixed", "host_waited_steps"),
-                equal, before_ms, after_ms, spread("original"), spread("fixed"), ratio,
+                equal, before_ms, after_ms, spread("original"), spread("fixed"), speedup,
                 " (regression)" if row.get("regression") else "",
                 fmt_probe(row, "original", "step_ms"), fmt_probe(row, "fixed", "step_ms"),
                 fmt_probe(row, "original", "kernels_per_step"), fmt_probe(row, "fixed", "kernels_per_step"),

@@ -96,6 +96,55 @@ static bool looksLikeLoaderBatch(const Expr *Source) {
   return false;
 }
 
+/// The fill factory of `torch::ones(...).cuda()`-style code, created on the device
+/// instead (no copy at all), or nullptr.
+static const CallExpr *createThenCopyFactory(const CXXMemberCallExpr *Call, const Expr *DeviceArg,
+                                             Placement SourceAt) {
+  StringRef Method = calleeName(Call);
+  if (Method == "copy_")
+    return nullptr;
+  const auto *Factory = dyn_cast_or_null<CallExpr>(ignoreWrappers(Call->getImplicitObjectArgument()));
+  if (Factory && !isa<CXXMemberCallExpr>(Factory) && !isa<CXXOperatorCallExpr>(Factory) &&
+      isInTorchNamespace(Factory->getDirectCallee()) && isDeterministicFillFactory(calleeName(Factory)) &&
+      SourceAt == Placement::Cpu && explicitArgCount(Call) == (Method == "cuda" ? 0u : 1u) &&
+      (Method == "cuda" || plainDeviceArgument(DeviceArg)))
+    return Factory;
+  return nullptr;
+}
+
+/// The edits that make a blocking copy asynchronous: `cuda()` becomes
+/// `to(<cuda>, /*non_blocking=*/true)`, `to`/`copy_` get the flag; empty when the
+/// call's form has no place for it.
+static std::vector<ASTEdit> nonBlockingEdits(const CXXMemberCallExpr *Call, ASTContext &Ctx,
+                                             const std::string &CudaSpelling) {
+  std::vector<ASTEdit> Edits;
+  if (calleeName(Call) == "cuda") {
+    // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
+    SourceLocation NameLoc = Call->getExprLoc();
+    CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
+    Edits.push_back(changeTo(charRange(Range), cat("to(", CudaSpelling, ", /*non_blocking=*/true)")));
+    return Edits;
+  }
+  int Index = parameterIndex(Call, "non_blocking");
+  unsigned Written = explicitArgCount(Call);
+  if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
+    Edits.push_back(insertAfter(charRange(tokenRange(Call->getArg(Written - 1))),
+                                cat(", /*non_blocking=*/true")));
+  } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
+             isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
+    // Keep an existing `/*non_blocking=*/` comment rather than doubling it.
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceLocation PreviousEnd = Lexer::getLocForEndOfToken(
+        Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
+    StringRef Between = Lexer::getSourceText(
+        CharSourceRange::getCharRange(PreviousEnd, Call->getArg(Index)->getBeginLoc()), SM,
+        Ctx.getLangOpts());
+    Edits.push_back(changeTo(charRange(tokenRange(Call->getArg(Index))),
+                             cat(Between.contains("non_blocking") ? "true" : "/*non_blocking=*/true")));
+  }
+  return Edits;
+}
+
 void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
@@ -182,50 +231,6 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   if (!Edits.empty())
     Fixes = fixItsFor(Edits, Result);
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
-}
-
-const CallExpr *HostToDeviceCheck::createThenCopyFactory(const CXXMemberCallExpr *Call, const Expr *DeviceArg,
-                                                         Placement SourceAt) {
-  StringRef Method = calleeName(Call);
-  if (Method == "copy_")
-    return nullptr;
-  const auto *Factory = dyn_cast_or_null<CallExpr>(ignoreWrappers(Call->getImplicitObjectArgument()));
-  if (Factory && !isa<CXXMemberCallExpr>(Factory) && !isa<CXXOperatorCallExpr>(Factory) &&
-      isInTorchNamespace(Factory->getDirectCallee()) && isDeterministicFillFactory(calleeName(Factory)) &&
-      SourceAt == Placement::Cpu && explicitArgCount(Call) == (Method == "cuda" ? 0u : 1u) &&
-      (Method == "cuda" || plainDeviceArgument(DeviceArg)))
-    return Factory;
-  return nullptr;
-}
-
-std::vector<ASTEdit> HostToDeviceCheck::nonBlockingEdits(const CXXMemberCallExpr *Call, ASTContext &Ctx,
-                                                         const std::string &CudaSpelling) {
-  std::vector<ASTEdit> Edits;
-  if (calleeName(Call) == "cuda") {
-    // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
-    SourceLocation NameLoc = Call->getExprLoc();
-    CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
-    Edits.push_back(changeTo(selectRange(Range), cat("to(", CudaSpelling, ", /*non_blocking=*/true)")));
-    return Edits;
-  }
-  int Index = parameterIndex(Call, "non_blocking");
-  unsigned Written = explicitArgCount(Call);
-  if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
-    Edits.push_back(insertAfter(selectRange(tokenRange(Call->getArg(Written - 1))),
-                                cat(", /*non_blocking=*/true")));
-  } else if (Index >= 0 && static_cast<unsigned>(Index) < Written &&
-             isa<CXXBoolLiteralExpr>(ignoreWrappers(Call->getArg(Index)))) {
-    // Keep an existing `/*non_blocking=*/` comment rather than doubling it.
-    const SourceManager &SM = Ctx.getSourceManager();
-    SourceLocation PreviousEnd = Lexer::getLocForEndOfToken(
-        Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
-    StringRef Between = Lexer::getSourceText(
-        CharSourceRange::getCharRange(PreviousEnd, Call->getArg(Index)->getBeginLoc()), SM,
-        Ctx.getLangOpts());
-    Edits.push_back(changeTo(selectRange(tokenRange(Call->getArg(Index))),
-                             cat(Between.contains("non_blocking") ? "true" : "/*non_blocking=*/true")));
-  }
-  return Edits;
 }
 
 /// Whether factory options may ask for a gradient: creating directly on the GPU

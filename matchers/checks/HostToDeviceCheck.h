@@ -2,7 +2,6 @@
 #define TORCH_SYNCFREE_CHECKS_HOSTTODEVICECHECK_H
 
 #include "SyncCheck.h"
-#include "clang/Tooling/Transformer/RewriteRule.h"
 
 namespace torch_syncfree {
 
@@ -15,16 +14,6 @@ public:
   using SyncCheck::SyncCheck;
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
-  /// The edits that make a blocking copy call asynchronous (`cuda()` becomes
-  /// `to(<cuda>, /*non_blocking=*/true)`; `to`/`copy_` get the flag); empty when
-  /// the call's form has no place for it.
-  static std::vector<clang::transformer::ASTEdit>
-  nonBlockingEdits(const clang::CXXMemberCallExpr *Call, clang::ASTContext &Ctx,
-                   const std::string &CudaSpelling);
-  /// The fill factory of `torch::ones(...).cuda()`-style code that this check
-  /// rewrites to create on the device (no copy at all), or nullptr.
-  static const clang::CallExpr *createThenCopyFactory(const clang::CXXMemberCallExpr *Call,
-                                                      const clang::Expr *DeviceArg, Placement SourceAt);
   void onStartOfTranslationUnit() override {
     SyncCheck::onStartOfTranslationUnit();
     WritesOf.clear();
