@@ -1,7 +1,11 @@
 // The fix forms not covered by the other real-header inputs, compiled against both
 // header trees: mask-index mean, index-put with CPU indices, copies with a dtype or
-// a tensor as target, copy_ from the host.
+// a tensor as target, copy_ from the host; the in-place device accumulation (with a
+// factor, a division, a size_t factor, an integer count, an accumulated clip_grad_norm_),
+// coalesced reads with and without a cast, and pinning a pageable source.
 #include <torch/torch.h>
+#include <cstdio>
+#include <vector>
 
 torch::Tensor remaining(torch::Device device) {
   auto x = torch::randn({64}, torch::kCUDA);
@@ -24,4 +28,65 @@ torch::Tensor remaining(torch::Device device) {
   // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `copy_()` copies a host tensor {{.*}}[torch-sync-host-to-device]
   // CHECK-FIXES: dst.copy_(host, /*non_blocking=*/true);
   return avg + y.sum() + d.sum() + e.sum() + dst.sum();
+}
+
+double accumulations(torch::nn::Linear &model, const std::vector<torch::Tensor> &batches, size_t scale) {
+  double loss_sum = 0, mean = 0, scaled = 0, norm_sum = 0;
+  int64_t hits = 0;
+  for (const auto &x : batches) {
+    auto loss = model->forward(x).pow(2).mean();
+    loss.backward();
+    loss_sum += loss.item<double>() * x.size(0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `loss_sum` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-FIXES: loss_sum_on_device.add_(loss_sum_step, x.size(0));
+    mean += loss.item<double>() / batches.size();
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `mean` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-FIXES: mean_on_device.add_(mean_step.to(torch::kDouble) / static_cast<int64_t>(batches.size()));
+    scaled += scale * loss.item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `scaled` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-FIXES: scaled_on_device.add_(scaled_step, static_cast<int64_t>(scale));
+    hits += x.gt(0).sum().item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-FIXES: hits_on_device.add_(hits_step.to(torch::kLong));
+    norm_sum += torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `norm_sum` accumulates the host norm {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-FIXES: norm_sum_on_device.add_(norm_sum_step);
+  }
+  return loss_sum + mean + scaled + norm_sum + hits;
+}
+
+double coalesced_one_kind() {
+  auto logits = torch::randn({16, 4}, torch::kCUDA);
+  auto loss = logits.sum();
+  float a = loss.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
+  // CHECK-FIXES: auto host_values = torch::stack({loss.detach().reshape({}), logits.mean().detach().reshape({})}).cpu();
+  double b = logits.mean().item<double>();
+  return a + b;
+}
+
+double coalesced_with_a_cast(const torch::Tensor &target) {
+  auto logits = torch::randn({16, 4}, torch::kCUDA);
+  auto labels = target.to(torch::kCUDA, /*non_blocking=*/true);
+  int64_t c = logits.argmax(1).eq(labels).sum().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:49: warning: 3 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
+  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(labels).sum().detach().reshape({}).to(torch::kDouble), logits.std().detach().reshape({}), logits.norm().detach().reshape({})}).cpu();
+  double d = logits.std().item<double>();
+  double e = logits.norm().item<double>();
+  return c + d + e;
+}
+
+void pinned_sources(torch::Device device, int steps) {
+  auto inputs = torch::randn({256, 8});
+  // CHECK-FIXES: auto inputs = (torch::cuda::is_available() ? torch::randn({256, 8}).pin_memory() : torch::randn({256, 8}));
+  auto table = torch::rand({64});
+  // CHECK-FIXES: auto table = torch::rand({64}).pin_memory();
+  for (int s = 0; s < steps; ++s) {
+    auto x = inputs.narrow(0, s * 16, 16).to(device, true);
+    // CHECK-MESSAGES: :[[@LINE-1]]:43: warning: a copy from pageable host memory {{.*}}[torch-sync-pageable-copy]
+    auto t = table.to(torch::kCUDA);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `to(<GPU>)` copies a host tensor {{.*}}[torch-sync-host-to-device]
+    // CHECK-FIXES: auto t = table.to(torch::kCUDA, /*non_blocking=*/true);
+    std::printf("%d\n", static_cast<int>(x.size(0) + t.size(0)));
+  }
 }
