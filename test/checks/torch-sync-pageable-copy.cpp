@@ -80,3 +80,32 @@ void negatives(torch::Device device, torch::Tensor unknown, int steps) {
     auto e = pinned.to(torch::kCPU, true);             // host to host
   }
 }
+
+// Module::to with non_blocking moves parameters (device to device here): not a
+// tensor copy this check knows.
+void module_to(torch::nn::Linear &model, torch::Device device) {
+  model->to(device, /*non_blocking=*/true);
+}
+
+// Macros and templates: a copy spelled in a macro body is reported at the
+// expansion; its pin edit is on the declaration, spelled in the file. A template
+// is checked once, in its first instantiation.
+#define TO_DEVICE(t, d) (t).to(d, true)
+void macro_case(torch::Device device, int steps) {
+  auto features = torch::randn({64, 4});
+  // CHECK-FIXES: auto features = (torch::cuda::is_available() ? torch::randn({64, 4}).pin_memory() : torch::randn({64, 4}));
+  for (int s = 0; s < steps; ++s) {
+    auto f = TO_DEVICE(features, device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: a copy from pageable host memory cannot overlap
+    // CHECK-FIXES: auto f = TO_DEVICE(features, device);
+  }
+}
+template <typename Index> void template_case(torch::Device device, Index steps) {
+  auto rows = torch::randn({64, 4});
+  for (Index s = 0; s < steps; ++s) {
+    auto r = rows.to(device, true);
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: a copy from pageable host memory cannot overlap
+  }
+}
+template void template_case<int>(torch::Device, int);
+template void template_case<long>(torch::Device, long);
