@@ -135,14 +135,20 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const Expr *Summand = Accumulate->getRHS()->IgnoreParenImpCasts();
   const Expr *HostRead = Clip ? static_cast<const Expr *>(Clip) : Item;
   bool SimpleSummand = Summand == HostRead;
-  if (const auto *Product = dyn_cast<BinaryOperator>(Summand))
-    SimpleSummand = (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div) &&
-                    (Product->getLHS()->IgnoreParenImpCasts() == Item ||
-                     (Product->getRHS()->IgnoreParenImpCasts() == Item &&
-                      Product->getOpcode() == BO_Mul)) &&
-                    isSideEffectFree(Product->getLHS()->IgnoreParenImpCasts() == Item
-                                         ? Product->getRHS()
-                                         : Product->getLHS());
+  // The host factor of an item summand (`* n`, `n *`, `/ n`), spelled as written.
+  const Expr *Factor = nullptr;
+  bool Divides = false;
+  if (const auto *Product = dyn_cast<BinaryOperator>(Summand);
+      Product && Item && (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div)) {
+    Divides = Product->getOpcode() == BO_Div;
+    if (Product->getLHS()->IgnoreParenImpCasts() == Item)
+      Factor = Product->getRHS();
+    else if (Product->getRHS()->IgnoreParenImpCasts() == Item && !Divides)
+      Factor = Product->getLHS();
+    SimpleSummand = Factor && isSideEffectFree(Factor);
+  }
+  QualType Type = Var->getType().getCanonicalType();
+  bool Floating = Type->isFloatingType();
   bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
   std::optional<std::string> Clipping =
       Clip ? GradNormCheck::deviceClipping(Ctx, Clip, /*ReturnNorm=*/true) : std::nullopt;
@@ -164,6 +170,11 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     Refusal = "the loop can exit through return, goto or an exception before the read";
   else if (!Body)
     Refusal = "the loop body is not a block";
+  // The accumulator is declared before the loop and read after it: both need
+  // the loop to be a statement of a block (not the body of a braceless `if`).
+  else if (DynTypedNodeList LoopParents = Ctx.getParents(*Loop);
+           LoopParents.empty() || !LoopParents[0].get<CompoundStmt>())
+    Refusal = "the loop is not a statement of a block";
   // The summand's tensor expression is evaluated once, where it was: any call may stay.
   else if (!SimpleSummand || !HasTemplateArg)
     Refusal = Clip ? "the summand is not the `clip_grad_norm_` call alone"
@@ -173,6 +184,10 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
            Loop->getBeginLoc().isMacroID() || Loop->getEndLoc().isMacroID())
     Refusal = "the accumulation or its loop is spelled in a macro";
+  // Host integer division and a floating factor truncate in ways an integer
+  // tensor's add_ cannot reproduce.
+  else if (Factor && !Floating && (Divides || Factor->IgnoreParenImpCasts()->getType()->isFloatingType()))
+    Refusal = "an integer metric with a floating factor or a division";
   if (!Refusal.empty()) {
     // Without a safe rewrite this is torch-sync-item's finding; say why once here.
     F.Remedy += " (no fix: " + Refusal + ")";
@@ -180,24 +195,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   }
 
-  QualType Type = Var->getType().getCanonicalType();
-  bool Floating = Type->isFloatingType();
   std::string Torch = torchNamespacePrefix(Ctx);
   std::string Dtype = Torch + (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
                                         : "kLong");
-  // The host factor of the summand (`* n`, `n *`, `/ n`), spelled as written.
-  const auto *Product = dyn_cast<BinaryOperator>(Summand);
-  const Expr *Factor = Product ? (Product->getLHS()->IgnoreParenImpCasts() == Item ? Product->getRHS()
-                                                                                  : Product->getLHS())
-                               : nullptr;
-  bool Divides = Product && Product->getOpcode() == BO_Div;
-  if (Factor && !Floating && (Divides || Factor->IgnoreParenImpCasts()->getType()->isFloatingType())) {
-    // An integer metric: host integer division and a floating factor truncate in
-    // ways an integer tensor's add_ cannot reproduce.
-    F.Remedy += " (no fix: an integer metric with a floating factor or a division)";
-    report(Accumulate->getOperatorLoc(), F);
-    return;
-  }
   // Names no declaration in the function uses (looked up in the AST, so comments
   // and strings that mention them do not matter).
   auto freshName = [&](const std::string &Base) {

@@ -140,6 +140,18 @@ double early_return(torch::Tensor loss) {
   return total;
 }
 
+double braceless_if(torch::Tensor loss, bool train) {
+  double total = 0;
+  if (train)
+    for (int i = 0; i < 4; ++i) {
+      total += loss.item<double>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: {{.*}}(no fix: the loop is not a statement of a block)
+    }
+  else
+    total = -1;
+  return total;
+}
+
 void never_read(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i)
