@@ -651,8 +651,10 @@ std::optional<Placement> DeviceOracle::memberPlacement(const MemberExpr *Member)
 std::optional<Placement> DeviceOracle::containerAccessPlacement(const Expr *E) {
   static const llvm::StringSet<> Accessors = {"at", "front", "back", "value", "operator[]"};
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
-    if ((Op->getOperator() == OO_Subscript || Op->getOperator() == OO_Star) &&
-        Op->getNumArgs() >= 1 && !isTensorType(Op->getArg(0)->getType()))
+    // `v[i]` and a dereference `*it` (one argument: `0.1 * t` is a product).
+    bool Access = Op->getOperator() == OO_Subscript ||
+                  (Op->getOperator() == OO_Star && Op->getNumArgs() == 1);
+    if (Access && Op->getNumArgs() >= 1 && !isTensorType(Op->getArg(0)->getType()))
       return elementPlacement(Op->getArg(0), std::nullopt);
     return std::nullopt;
   }

@@ -127,3 +127,16 @@ void lambdas() {
   report_gpu();
   report_cpu();
 }
+
+// A host value times a tensor is a product on the tensor's device, not a
+// dereference of a container: `0.1 * cpu_tensor` stays on the CPU.
+void scaled_by_host_values() {
+  auto q = torch::randn({8});
+  auto scaled = 0.1 * q;
+  auto noisy = 2.0 * torch::randn({8}) + q;
+  std::cout << scaled.sum().item<float>() << noisy.sum().item<float>(); // CPU: no finding
+  auto g = torch::randn({8}, torch::kCUDA);
+  auto on_gpu = 0.5 * g;
+  std::cout << on_gpu.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a GPU tensor
+}
