@@ -221,12 +221,16 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
   if (const auto *Param = dyn_cast<ParmVarDecl>(VD)) {
     // Inside a callee evaluated for a call site, a tensor parameter starts with the
     // argument's placement; assignments in the body are joined below.
-    if (ParameterBindings.empty())
+    if (!ParameterBindings.empty()) {
+      auto Bound = ParameterBindings.back().find(Param);
+      if (Bound == ParameterBindings.back().end())
+        return Placement::Unknown;
+      Result = Bound->second;
+    } else if (std::optional<Placement> FromCallers = callerArgumentPlacement(Param, AsDevice)) {
+      Result = FromCallers; // a program's own function: the join of what its callers pass
+    } else {
       return Placement::Unknown;
-    auto Bound = ParameterBindings.back().find(Param);
-    if (Bound == ParameterBindings.back().end())
-      return Placement::Unknown;
-    Result = Bound->second;
+    }
   }
   // Constants such as c10::kCUDA: their initialiser says it all.
   if (!VD->hasLocalStorage() && !VD->isStaticLocal()) {
@@ -277,6 +281,29 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
   InProgress.erase(VD);
   if (!Result && !AsDevice)
     return Placement::Unknown; // never given a value we can see
+  return Result;
+}
+
+std::optional<Placement> DeviceOracle::callerArgumentPlacement(const ParmVarDecl *Param, bool AsDevice) {
+  const auto *FD = dyn_cast<FunctionDecl>(Param->getDeclContext());
+  if (!FD || !callersAllVisible(Ctx, FD) || FD->isVariadic() ||
+      !FieldsAndCalleesInProgress.insert(Param).second)
+    return std::nullopt;
+  std::optional<Placement> Result;
+  unsigned Index = Param->getFunctionScopeIndex();
+  llvm::ArrayRef<const CallExpr *> Calls = callsOf(Ctx, FD);
+  for (const CallExpr *Call : Calls) {
+    if (Index >= Call->getNumArgs() || isa<CXXDefaultArgExpr>(Call->getArg(Index))) {
+      Result = Placement::Unknown; // the default argument: not followed
+      break;
+    }
+    Result = join(Result, AsDevice ? devicePlacement(Call->getArg(Index)) : tensorPlacementImpl(Call->getArg(Index)));
+    if (Result == Placement::Unknown)
+      break;
+  }
+  FieldsAndCalleesInProgress.erase(Param);
+  if (Calls.empty())
+    return std::nullopt; // never called here (a callback, an exported entry point)
   return Result;
 }
 
@@ -642,6 +669,10 @@ std::optional<Placement> DeviceOracle::memberPlacement(const MemberExpr *Member)
   if (!Field)
     return Placement::Unknown;
   const RecordDecl *Record = Field->getParent();
+  // torch::data::Example's data/target: what LibTorch's datasets and loaders
+  // yield, made on the CPU (a dataset that moves them would return other types).
+  if (Record->getName() == "Example" && isInTorchNamespace(Record))
+    return Placement::Cpu;
   // std::pair's first/second: the element of the pair expression.
   if (Record->isInStdNamespace() && Record->getName() == "pair")
     return elementPlacement(Member->getBase(), Field->getFieldIndex());

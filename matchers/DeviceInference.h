@@ -87,6 +87,10 @@ private:
   std::optional<Placement> returnPlacement(const clang::CallExpr *Call,
                                            std::optional<unsigned> Index);
   std::optional<Placement> bindingPlacement(const clang::BindingDecl *Binding);
+  /// A parameter of a function whose callers are all in this TU: the join of
+  /// the arguments they pass (nullopt when it is not such a function or is
+  /// never called here).
+  std::optional<Placement> callerArgumentPlacement(const clang::ParmVarDecl *Param, bool AsDevice);
   /// `obj.field`, `this->field`, `pair.first`.
   std::optional<Placement> memberPlacement(const clang::MemberExpr *Member);
   /// `v[i]`, `v.at(i)`, `v.front()`, `v.back()`, `opt.value()` on a non-tensor

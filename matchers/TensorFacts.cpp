@@ -61,7 +61,19 @@ ElementKind elementKind(const Expr *E) {
       "not_equal", "bitwise_not"};
   static const llvm::StringSet<> IntegerResults = {"argmax", "argmin", "nonzero", "argsort",
                                                    "argwhere", "bincount", "randperm",
-                                                   "searchsorted", "bucketize"};
+                                                   "searchsorted", "bucketize", "multinomial"};
+  // `std::get<1>(x.topk(k))`: the indices of the (values, indices) pairs.
+  if (const auto *Call = dyn_cast<CallExpr>(E); Call && Call->getNumArgs() == 1 && calleeName(Call) == "get") {
+    const FunctionDecl *Get = Call->getDirectCallee();
+    const TemplateArgumentList *Args = Get ? Get->getTemplateSpecializationArgs() : nullptr;
+    const auto *Pair = dyn_cast<CallExpr>(ignoreWrappers(Call->getArg(0)));
+    static const llvm::StringSet<> IndexPairs = {"topk", "sort", "max", "min", "kthvalue", "mode", "median",
+                                                 "cummax", "cummin"};
+    if (Get && Get->isInStdNamespace() && Args && Args->size() >= 1 &&
+        Args->get(0).getKind() == TemplateArgument::Integral && Pair && isInTorchNamespace(Pair->getDirectCallee()) &&
+        IndexPairs.contains(calleeName(Pair)))
+      return Args->get(0).getAsIntegral() == 1 ? ElementKind::Integer : elementKind(calleeObject(Pair));
+  }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
       if (!isa<ParmVarDecl>(VD) && VD->getInit())

@@ -1,4 +1,5 @@
 #include "TorchApi.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
 
 #include "clang/AST/DeclCXX.h"
@@ -115,7 +116,43 @@ thread_local llvm::DenseMap<const Stmt *, std::unique_ptr<ReferenceIndex>> Refer
 thread_local llvm::DenseMap<const Stmt *, const Stmt *> LoopMemo;
 } // namespace
 
+static llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> CallsOf;
+static std::optional<bool> ProgramTU;
+
+bool callersAllVisible(ASTContext &Ctx, const FunctionDecl *FD) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!FD || FD->isMain() || isa<CXXMethodDecl>(FD) || !FD->hasBody() ||
+      !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+    return false;
+  if (!ProgramTU) {
+    ProgramTU = false;
+    for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
+      if (const auto *Candidate = dyn_cast<FunctionDecl>(D); Candidate && Candidate->isMain() && Candidate->hasBody())
+        ProgramTU = true;
+  }
+  return *ProgramTU || !FD->isExternallyVisible();
+}
+
+llvm::ArrayRef<const CallExpr *> callsOf(ASTContext &Ctx, const FunctionDecl *FD) {
+  FD = FD->getCanonicalDecl();
+  auto [It, Inserted] = CallsOf.try_emplace(FD);
+  if (Inserted) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    using namespace clang::ast_matchers;
+    for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+      if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+        continue;
+      for (const auto &Found :
+           match(decl(forEachDescendant(callExpr(callee(functionDecl(equalsNode(FD)))).bind("call"))), *D, Ctx))
+        It->second.push_back(Found.getNodeAs<CallExpr>("call"));
+    }
+  }
+  return It->second;
+}
+
 void resetPerTranslationUnitMemos() {
+  CallsOf.clear();
+  ProgramTU.reset();
   Representatives.clear();
   Memo.Ctx = nullptr;
   Memo.Answers.clear();

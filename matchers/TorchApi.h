@@ -107,6 +107,13 @@ void resetPerTranslationUnitMemos();
 llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
                                                         const clang::VarDecl *VD);
 
+/// Whether every caller of \p FD is in this translation unit: a function (not a
+/// method, not main) defined in the main file of a program (a TU that defines
+/// main), or one with internal linkage.
+bool callersAllVisible(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
+/// The calls of \p FD spelled in the main file, in source order (memoised per TU).
+llvm::ArrayRef<const clang::CallExpr *> callsOf(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
+
 namespace matchers {
 using namespace clang::ast_matchers;
 /// An expression whose type is a tensor (value, reference or const reference).

@@ -205,33 +205,16 @@ UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
     Node = Parents[0];
     FD = Node.get<FunctionDecl>();
   }
-  const SourceManager &SM = Ctx.getSourceManager();
-  if (!FD || Depth > 4 || FD->isMain() || isa<CXXMethodDecl>(FD) ||
-      !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
-    return Unknown;
   // Callers elsewhere cannot be seen: follow only a program's own functions.
-  bool ProgramTU = false;
-  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
-    if (const auto *Candidate = dyn_cast<FunctionDecl>(D);
-        Candidate && Candidate->isMain() && Candidate->hasBody())
-      ProgramTU = true;
-  if (!ProgramTU && FD->isExternallyVisible())
+  if (!FD || Depth > 4 || !callersAllVisible(Ctx, FD))
     return Unknown;
   if (!ReturnsInProgress.insert(FD->getCanonicalDecl()).second)
     return Unknown; // recursion
   UseJoin Join{"returned by `" + FD->getNameAsString() + "`"};
   std::optional<UseVerdict> Result;
-  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (Result || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
-      continue;
-    auto Calls = match(decl(forEachDescendant(
-                           callExpr(callee(functionDecl(equalsNode(FD->getCanonicalDecl()))))
-                               .bind("call"))),
-                       *D, Ctx);
-    for (const auto &Found : Calls)
-      if ((Result = Join.add(classifyUse(Found.getNodeAs<CallExpr>("call"), Depth + 1))))
-        break;
-  }
+  for (const CallExpr *Call : callsOf(Ctx, FD))
+    if ((Result = Join.add(classifyUse(Call, Depth + 1))))
+      break;
   ReturnsInProgress.erase(FD->getCanonicalDecl());
   if (Result)
     return *Result;

@@ -31,7 +31,7 @@ void moves(torch::Device device, torch::Tensor maybe_cpu) {
 void loader(std::vector<torch::data::Example<>> &batches, torch::Device device) {
   for (auto &batch : batches) {
     auto data = batch.data.to(device);
-    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `to(<GPU>)` may copy a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU (every iteration of the loop at line [[@LINE-2]]); pass `non_blocking=true`; a pageable source still stalls for large copies (measured: 256 MB waited, 16 KB did not); this is a loader batch: pin it (`pin_memory()`, or a loader with pinned memory) so the copy overlaps with compute [torch-sync-host-to-device]
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `to(<GPU>)` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU (every iteration of the loop at line [[@LINE-2]]); pass `non_blocking=true`; a pageable source still stalls for large copies (measured: 256 MB waited, 16 KB did not); this is a loader batch: pin it (`pin_memory()`, or a loader with pinned memory) so the copy overlaps with compute [torch-sync-host-to-device]
     // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true);
   }
 }
