@@ -467,9 +467,26 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
           continue;
         }
         if (FD && isInTorchNamespace(FD) && !isTensorType(CurrentExpr->getType()) &&
-            (isTensorType(FD->getReturnType()) || isa<CXXMemberCallExpr>(Call)))
+            (isTensorType(FD->getReturnType()) || isa<CXXMemberCallExpr>(Call))) {
+          // A value a tensor could carry (a Scalar, a double) could stay on the
+          // device; an integer parameter is a size, an index or a dimension
+          // (`narrow(0, start, length)`, `select(0, i)`): the host needs it.
+          unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD) ? 1 : 0;
+          for (unsigned I = Offset; I < Call->getNumArgs(); ++I) {
+            if (ignoreWrappers(Call->getArg(I)) != ignoreWrappers(CurrentExpr) || I - Offset >= FD->getNumParams())
+              continue;
+            const ParmVarDecl *Param = FD->getParamDecl(I - Offset);
+            QualType T = Param->getType().getNonReferenceType().getCanonicalType().getUnqualifiedType();
+            const auto *Record = T->getAsCXXRecordDecl();
+            if ((T->isIntegralOrEnumerationType() && !T->isBooleanType()) ||
+                (Record && Record->getName() == "SymInt"))
+              return verdict(Dependency::True, "the value is a size, index or dimension argument (`" +
+                                                   Param->getNameAsString() + "` of `" +
+                                                   calleeName(Call).str() + "`)");
+          }
           return verdict(Dependency::False,
                          "the value goes straight back into a tensor operation");
+        }
         StringRef Name = calleeName(Call);
         if (Name == "push_back" || Name == "emplace_back" || Name == "insert" ||
             Name == "emplace") {

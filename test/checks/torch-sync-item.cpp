@@ -124,3 +124,15 @@ float silenced2(torch::Tensor t) { return t.item<float>(); } // NOLINT(torch-syn
 // NOLINTBEGIN(torch-sync-item)
 float silenced3(torch::Tensor t) { return t.item<float>(); }
 // NOLINTEND(torch-sync-item)
+
+// A value passed back to LibTorch: an integer parameter is a size, an index or a
+// dimension the host needs; a Scalar could have stayed on the device.
+torch::Tensor sizes_and_scalars(torch::Tensor x, torch::Tensor lengths, torch::Tensor scale) {
+  auto g = x.cuda();
+  auto l = lengths.cuda();
+  auto first = g.narrow(0, l.item<int64_t>(), 2);
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor {{.*}}; true dependency: the value is a size, index or dimension argument (`start` of `narrow`); {{.*}}[torch-sync-item]
+  auto scaled = g.mul(scale.cuda().item<float>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value goes straight back into a tensor operation; {{.*}}[torch-sync-item]
+  return first + scaled;
+}
