@@ -5,6 +5,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
@@ -117,6 +118,10 @@ thread_local llvm::DenseMap<const Stmt *, const Stmt *> LoopMemo;
 } // namespace
 
 static llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> CallsOf;
+static llvm::DenseSet<const Expr *> TakenOver;
+
+void markReadTakenOver(const Expr *Read) { TakenOver.insert(Read); }
+bool isReadTakenOver(const Expr *Read) { return TakenOver.contains(Read); }
 static std::optional<bool> ProgramTU;
 
 bool callersAllVisible(ASTContext &Ctx, const FunctionDecl *FD) {
@@ -152,6 +157,7 @@ llvm::ArrayRef<const CallExpr *> callsOf(ASTContext &Ctx, const FunctionDecl *FD
 
 void resetPerTranslationUnitMemos() {
   CallsOf.clear();
+  TakenOver.clear();
   ProgramTU.reset();
   Representatives.clear();
   Memo.Ctx = nullptr;

@@ -107,6 +107,13 @@ void resetPerTranslationUnitMemos();
 llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
                                                         const clang::VarDecl *VD);
 
+/// Reads a fix of one check takes over (the item() calls of a coalesced run):
+/// other checks do not report them again. Checks that mark run before those that
+/// ask on the same site (the matcher visits a block before the statements in it).
+/// Forgotten at the start of each TU.
+void markReadTakenOver(const clang::Expr *Read);
+bool isReadTakenOver(const clang::Expr *Read);
+
 /// Whether every caller of \p FD is in this translation unit: a function (not a
 /// method, not main) defined in the main file of a program (a TU that defines
 /// main), or one with internal linkage.

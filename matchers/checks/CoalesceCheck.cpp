@@ -275,6 +275,11 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
     return;
   }
   auto Fixes = fixItsFor(Edits, Result);
+  // The fixed run is one finding: torch-sync-item and torch-sync-deferred-log do
+  // not report its reads again.
+  if (Fixes && !Fixes->empty())
+    for (const auto &[S, R] : Run)
+      markReadTakenOver(R.Item);
   report(Run.front().second.Item->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 

@@ -73,7 +73,7 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
   UseVerdict Use = classifier(Ctx).classify(Call);
-  if (!reportsItem(Ctx, Call, Use))
+  if (!reportsItem(Ctx, Call, Use) || isReadTakenOver(Call))
     return;
 
   const IfStmt *LoggedUnder = Use.LoggedAt ? intervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;

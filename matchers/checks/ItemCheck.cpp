@@ -40,6 +40,8 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-accumulate") &&
       DeferredAccumulateCheck::reportsItem(Ctx, Call))
     return;
+  if (isReadTakenOver(Call)) // one read of a coalesced run: torch-sync-coalesce's finding
+    return;
 
   Finding F;
   std::string Callee = isa<CXXMemberCallExpr>(Call) ? "`item()`" : "`_local_scalar_dense`";

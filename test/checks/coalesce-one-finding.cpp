@@ -1,0 +1,26 @@
+// RUN: %check_torch_sync %s 'torch-sync-coalesce,torch-sync-item,torch-sync-deferred-log' %t -- %mock_flags
+// The reads of a coalesced run that gets its fix are one finding, torch-sync-coalesce's;
+// reads of a run left as a note keep their own findings.
+#include <torch/torch.h>
+#include <cstdio>
+
+void fixed_run(int steps) {
+  auto w = torch::randn({8}, torch::kCUDA);
+  for (int step = 0; step < steps; ++step) {
+    float a = w.sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
+    // CHECK-FIXES: float a = host_values[0].item<float>();
+    float b = w.mean().item<float>();
+    std::printf("%f %f\n", a, b);
+  }
+}
+
+double note_only() {
+  auto logits = torch::randn({16, 4}, torch::kCUDA);
+  int64_t best = logits.argmax().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 2 `item()` reads of GPU tensors in a row {{.*}}(no fix: stacking these values needs 2 kernels {{.*}}[torch-sync-coalesce]
+  // CHECK-MESSAGES: :[[@LINE-2]]:34: warning: `item()` on a GPU tensor {{.*}}[torch-sync-item]
+  double total = logits.sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `item()` on a GPU tensor {{.*}}[torch-sync-item]
+  return best + total;
+}
