@@ -80,7 +80,7 @@ else:
     config.available_features.add("plugin")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
-config.excludes = ["mock", "Inputs", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]
+config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]  # corpus/: scored by real/corpus.test
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.torch_syncfree_bin, "test")
 
