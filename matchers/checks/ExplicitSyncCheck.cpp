@@ -1,4 +1,5 @@
 #include "CatalogChecks.h"
+#include "CopyCalls.h"
 #include "TorchApi.h"
 
 #include "clang/AST/ParentMapContext.h"
@@ -60,6 +61,55 @@ static bool mentionsTimerOrRelease(const Stmt *S) {
   return false;
 }
 
+/// Inside \p Body: an asynchronous copy (a LibTorch copy with non_blocking, or
+/// cudaMemcpyAsync) and a host write that could touch its host side (copy_ or
+/// fill_ into a CPU tensor, memcpy, std::copy). A synchronize in such a loop keeps
+/// the buffer from being refilled while the copy still reads it.
+static bool refillsAnAsyncCopyBuffer(const Stmt *Body, ASTContext &Ctx, DeviceOracle &Oracle) {
+  bool AsyncCopy = false, HostWrite = false;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (!S || isa<LambdaExpr>(S))
+      return;
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      StringRef Name = calleeName(Call);
+      if (Name == "cudaMemcpyAsync" || Name == "cudaMemcpy2DAsync")
+        AsyncCopy = true;
+      if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+          Member && isTensorType(Member->getImplicitObjectArgument()->getType())) {
+        if ((Name == "to" || Name == "copy_") && passesNonBlocking(Call, Ctx))
+          AsyncCopy = true;
+        if ((Name == "copy_" || Name == "fill_" || Name == "zero_") &&
+            Oracle.tensorPlacement(Member->getImplicitObjectArgument()) == Placement::Cpu)
+          HostWrite = true;
+      }
+      if (Name == "memcpy" || Name == "copy" || Name == "fill" || Name == "memset")
+        HostWrite = true;
+    }
+    for (const Stmt *Child : S->children())
+      Visit(Child);
+  };
+  Visit(Body);
+  return AsyncCopy && HostWrite;
+}
+
+/// A neighbour that ends the program's use of the GPU: `return` from main, exit().
+static bool isShutdown(const Stmt *S, ASTContext &Ctx) {
+  if (const auto *Return = dyn_cast_or_null<ReturnStmt>(S)) {
+    DynTypedNodeList Parents = Ctx.getParents(*Return);
+    for (int Depth = 0; !Parents.empty() && Depth < 64; ++Depth) {
+      if (const auto *FD = Parents[0].get<FunctionDecl>())
+        return FD->isMain();
+      if (Parents[0].get<LambdaExpr>())
+        return false;
+      Parents = Ctx.getParents(Parents[0]);
+    }
+    return false;
+  }
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
+    return calleeName(Call) == "exit" || calleeName(Call) == "quick_exit";
+  return false;
+}
+
 void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   ASTContext &Ctx = *Result.Context;
@@ -105,6 +155,7 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
     Statement = Parent;
   }
   bool Intentional = false;
+  std::string Why = "it brackets a timer or the release of a buffer";
   if (Block) {
     const Stmt *const *Begin = Block->body_begin(), *const *End = Block->body_end();
     for (const Stmt *const *It = Begin; It != End; ++It)
@@ -113,8 +164,21 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
           if (It + Offset >= Begin && It + Offset < End)
             Intentional |= mentionsTimerOrRelease(*(It + Offset));
         Intentional |= mentionsTimerOrRelease(Statement) && Statement != Call;
+        for (int Offset : {1, 2})
+          if (!Intentional && It + Offset < End && isShutdown(*(It + Offset), Ctx)) {
+            Intentional = true;
+            Why = "it comes right before the program ends";
+          }
       }
   }
+  // Memory an asynchronous copy reads: the wait keeps it from being refilled.
+  if (!Intentional && !Filled)
+    if (const Stmt *Loop = enclosingLoop(Ctx, Call);
+        Loop && refillsAnAsyncCopyBuffer(Loop, Ctx, oracle(Ctx))) {
+      Intentional = true;
+      Why = "it keeps a host buffer that an asynchronous copy in this loop reads from being "
+            "refilled before the copy is done";
+    }
   Finding F;
   F.What = "`" + Name.str() + "` blocks the host until the GPU work it covers is done";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
@@ -128,8 +192,13 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
                    : "copy with `cudaMemcpyAsync` on the stream and read the value after the step";
   } else if (Intentional) {
     F.Use.Kind = Dependency::Intentional;
-    F.Use.Reason = "it brackets a timer or the release of a buffer";
-    F.Remedy = "for timing, CUDA events measure without stalling the host";
+    F.Use.Reason = Why;
+    if (Why.find("timer") != std::string::npos)
+      F.Remedy = "for timing, CUDA events measure without stalling the host";
+    else if (Why.find("ends") != std::string::npos)
+      F.Remedy = "keep it: it waits once, at the end";
+    else
+      F.Remedy = "keep it; to overlap more, double-buffer (two staging buffers, each with its own event)";
   } else {
     F.Use.Kind = Dependency::False;
     F.Use.Reason = "no timer or host-buffer release next to it needs the GPU to be idle";

@@ -61,3 +61,30 @@ template <int N> void step_n() {
 }
 template void step_n<1>();
 template void step_n<2>();
+
+// A wait that protects memory: the staging buffer an asynchronous copy reads is
+// refilled in the next iteration, so the wait is needed (intentional), as is a wait
+// right before the program ends. The same wait without a refilled buffer is not.
+void staging_buffer(torch::Tensor source, torch::Device device, int steps) {
+  auto staging = torch::empty({16}, torch::TensorOptions().pinned_memory(true));
+  for (int b = 0; b < steps; ++b) {
+    staging.copy_(source);
+    auto on_device = staging.to(device, /*non_blocking=*/true);
+    torch::cuda::synchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it keeps a host buffer that an asynchronous copy in this loop reads from being refilled before the copy is done{{.*}}; keep it; to overlap more, double-buffer (two staging buffers, each with its own event) [torch-sync-explicit]
+  }
+}
+void no_buffer_refilled(torch::Device device, int steps) {
+  auto fixed = torch::empty({16}, torch::TensorOptions().pinned_memory(true));
+  for (int b = 0; b < steps; ++b) {
+    auto on_device = fixed.to(device, /*non_blocking=*/true);
+    torch::cuda::synchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; false dependency: no timer or host-buffer release next to it needs the GPU to be idle{{.*}}[torch-sync-explicit]
+  }
+}
+int main() {
+  auto x = torch::randn({4}, torch::kCUDA) * 2;
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it comes right before the program ends; keep it: it waits once, at the end [torch-sync-explicit]
+  return 0;
+}
