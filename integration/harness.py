@@ -135,79 +135,127 @@ def run(args):
     if args.mode == "cpu":  # fewer steps: CPU mode checks results, not speed
         env.update(SYNCPROBE_WARMUP="1", SYNCPROBE_PROBE_STEPS="1", SYNCPROBE_TIMED_STEPS="2",
                    SYNCPROBE_WALL_STEPS="2")
-    rows, failures = [], []
     names = sorted(d for d in os.listdir(staged) if os.path.exists(os.path.join(staged, d, "original.cpp")))
-    raw = {}
+    if args.only:
+        names = [n for n in names if n in args.only]
+    # One JSON file per program under out/programs/: `run --only a b` re-measures those
+    # programs and the report is recomputed from every program measured into `out`
+    # (the device allows 10 minutes per command: a full report takes two).
+    rows_dir = os.path.join(out, "programs")
+    if not args.only and os.path.exists(rows_dir):
+        shutil.rmtree(rows_dir)
+    os.makedirs(rows_dir, exist_ok=True)
     for name in names:
-        findings = json.load(open(os.path.join(staged, name, "findings.json")))
-        row = {"program": name, "findings": len(findings),
-               "fixable": sum(f["fixable"] for f in findings),
-               "checks": sorted(set(f["check"] for f in findings)),
-               "remaining": [("%s:%d %s (%s dependency)" % (f["file"], f["line"], f["check"], f["dependency"]))
-                             for f in findings if not f["fixable"]]}
-        # Interleaved repeats (original, fixed, twin, original, ...): the GPU's clocks and
-        # the host's state drift over a run, so back-to-back variants share conditions.
-        # Sync counts and results come from the first run; times are medians.
-        walls = {}
-        # Each wall-time sample must last >= MIN_SAMPLE_MS: a calibration run of the
-        # original sets the step count, the same for every variant (same results).
-        run_env = dict(env)
-        if args.mode == "gpu":
-            exe = os.path.join(build, "%s_original" % name)
-            try:
-                calib = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       env=env, timeout=args.timeout)
-                per_step = float(parse_output(calib.stdout)[1].get("wall_ms_per_step", "nan"))
-                steps = max(50, int(math.ceil(MIN_SAMPLE_MS / per_step))) if per_step > 0 else 50
-            except (subprocess.TimeoutExpired, ValueError):
-                steps = 50
-            run_env["SYNCPROBE_WALL_STEPS"] = str(steps)
-            row["wall_steps"] = steps
-        for repeat in range(args.repeats):
-            for variant in ("original", "fixed", "twin"):
-                exe = os.path.join(build, "%s_%s" % (name, variant))
-                if not os.path.exists(exe) or (repeat and variant not in row):
-                    continue
-                try:
-                    proc = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                          env=run_env, timeout=args.timeout)
-                    text, code = proc.stdout, proc.returncode
-                except subprocess.TimeoutExpired:
-                    text, code = "timeout", -1
-                if code != 0:
-                    failures.append("%s_%s exited %d: %s" % (name, variant, code, text[-800:]))
-                    continue
-                results, probe = parse_output(text)
-                if repeat == 0:
-                    raw["%s_%s" % (name, variant)] = text
-                    row[variant] = {"results": results, "probe": probe}
-                walls.setdefault(variant, []).append(float(probe.get("wall_ms_per_step", "nan")))
-        for variant, values in walls.items():
-            values = sorted(values)
-            median = values[len(values) // 2]
-            row[variant]["probe"]["wall_ms_per_step"] = "%.4f" % median
-            row[variant]["wall_runs"] = values
-            row[variant]["wall_spread"] = (values[-1] - values[0]) / median if median > 0 else float("nan")
-        if "original" in row and "fixed" in row:
-            equal, why = outputs_equal(row["original"]["results"], row["fixed"]["results"])
-            row["outputs_equal"], row["difference"] = equal, why
-            if not equal:
-                failures.append("%s: outputs differ: %s" % (name, why))
-            if args.mode == "gpu":
-                failures += sync_expectation_failures(row)
-        rows.append(row)
+        row, raw = measure_program(args, staged, build, env, name)
+        with open(os.path.join(rows_dir, name + ".json"), "w") as f:
+            json.dump(row, f, indent=2)
+        with open(os.path.join(rows_dir, name + ".out.txt"), "w") as f:
+            for key in sorted(raw):
+                f.write("==== %s\n%s\n" % (key, raw[key]))
 
     # The sync reference table, measured here by the harness itself (GPU only).
     table = os.path.join(build, "sync_table")
-    if args.mode == "gpu" and os.path.exists(table):
+    table_failures = []
+    if args.mode == "gpu" and os.path.exists(table) and not args.only:
         proc = subprocess.run([table], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=args.timeout)
         with open(os.path.join(out, "sync-table.md"), "w") as f:
             f.write("# Which LibTorch calls make the host wait (measured by integration/probe/sync_table.cpp)\n\n")
             f.write(proc.stdout)
         if proc.returncode:
-            failures.append("sync_table exited %d" % proc.returncode)
+            table_failures.append("sync_table exited %d" % proc.returncode)
+    summarize(args, out, table_failures)
 
+
+VARIANTS = ("original", "fixed", "twin")
+
+
+def measure_program(args, staged, build, env, name):
+    """Builds nothing: runs the variants of one program `repeats` times, interleaved, and
+    returns its report row (with the failures it shows) and the first run's output."""
+    findings = json.load(open(os.path.join(staged, name, "findings.json")))
+    row = {"program": name, "findings": len(findings),
+           "fixable": sum(f["fixable"] for f in findings),
+           "checks": sorted(set(f["check"] for f in findings)),
+           "remaining": [("%s:%d %s (%s dependency)" % (f["file"], f["line"], f["check"], f["dependency"]))
+                         for f in findings if not f["fixable"]],
+           "failures": []}
+    raw = {}
+    # Each wall-time sample must last >= MIN_SAMPLE_MS: a calibration run of the
+    # original sets the step count, the same for every variant (same results).
+    run_env = dict(env)
+    if args.mode == "gpu":
+        exe = os.path.join(build, "%s_original" % name)
+        try:
+            calib = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   env=dict(env, SYNCPROBE_TIMING_ONLY="1"), timeout=args.timeout)
+            per_step = float(parse_output(calib.stdout)[1].get("wall_ms_per_step", "nan"))
+            steps = max(50, int(math.ceil(MIN_SAMPLE_MS / per_step))) if per_step > 0 else 50
+        except (subprocess.TimeoutExpired, ValueError):
+            steps = 50
+        run_env["SYNCPROBE_WALL_STEPS"] = str(steps)
+        row["wall_steps"] = steps
+    present = [v for v in VARIANTS if os.path.exists(os.path.join(build, "%s_%s" % (name, v)))]
+    samples = {}  # variant -> {"wall_ms_per_step": [...], "step_ms": [...]}
+    for repeat in range(args.repeats):
+        # Interleaved and rotated (repeat r starts with the r-th variant): the GPU's clocks
+        # and the host's state drift over a run, and whichever variant runs first after
+        # another program measured slower in every round (an order bias of up to 1.27x
+        # between identical builds). The first run of each variant also runs the oracles
+        # and the profiler; the others only time.
+        order = present[repeat % len(present):] + present[:repeat % len(present)] if present else []
+        for variant in order:
+            if repeat and variant not in row:
+                continue
+            exe = os.path.join(build, "%s_%s" % (name, variant))
+            env_r = dict(run_env, SYNCPROBE_TIMING_ONLY="1") if repeat else run_env
+            try:
+                proc = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      env=env_r, timeout=args.timeout)
+                text, code = proc.stdout, proc.returncode
+            except subprocess.TimeoutExpired:
+                text, code = "timeout", -1
+            if code != 0:
+                row["failures"].append("%s_%s exited %d: %s" % (name, variant, code, text[-800:]))
+                continue
+            results, probe = parse_output(text)
+            if repeat == 0:
+                raw["%s_%s" % (name, variant)] = text
+                row[variant] = {"results": results, "probe": probe}
+            for key in ("wall_ms_per_step", "step_ms"):
+                if key in probe:
+                    samples.setdefault(variant, {}).setdefault(key, []).append(float(probe[key]))
+    for variant, by_key in samples.items():
+        for key, values in by_key.items():
+            values = sorted(values)
+            median = values[len(values) // 2]
+            row[variant]["probe"][key] = "%.4f" % median
+            row[variant][key + "_runs"] = values
+            row[variant][key + "_spread"] = (values[-1] - values[0]) / median if median > 0 else float("nan")
+        if "wall_ms_per_step_spread" in row[variant]:  # the name earlier reports used
+            row[variant]["wall_spread"] = row[variant]["wall_ms_per_step_spread"]
+    if "original" in row and "fixed" in row:
+        equal, why = outputs_equal(row["original"]["results"], row["fixed"]["results"])
+        row["outputs_equal"], row["difference"] = equal, why
+        if not equal:
+            row["failures"].append("%s: outputs differ: %s" % (name, why))
+        if args.mode == "gpu":
+            row["failures"] += sync_expectation_failures(row)
+    if "original" in row and "twin" in row:
+        # A twin is the same program written sync-free by hand: same results.
+        equal, why = outputs_equal(row["original"]["results"], row["twin"]["results"])
+        row["twin_outputs_equal"] = equal
+        if not equal:
+            row["failures"].append("%s: the twin's outputs differ from the original's: %s" % (name, why))
+    return row, raw
+
+
+def summarize(args, out, extra_failures=()):
+    """The report from every program measured into `out`: the noise band, regressions,
+    report.md/json/png."""
+    rows_dir = os.path.join(out, "programs")
+    rows = [json.load(open(os.path.join(rows_dir, f))) for f in sorted(os.listdir(rows_dir)) if f.endswith(".json")]
+    failures = [f for r in rows for f in r.get("failures", [])] + list(extra_failures)
     # The noise band: original/rewritten wall ratios of programs the tool did not
     # change (their two builds are the same code). A rewrite is a regression only
     # when its ratio falls below that band.
@@ -221,13 +269,15 @@ def run(args):
         if r["regression"]:
             failures.append("%s: the rewrite is slower than the unchanged programs' noise band "
                             "(%.2fx < %.2fx)" % (r["program"], rr, band[0]))
-    report = {"mode": args.mode, "repeats": args.repeats, "noise_band": band, "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows,
-              "failures": failures}
+    report = {"mode": args.mode, "repeats": args.repeats, "noise_band": band,
+              "tolerance": {"rtol": RTOL, "atol": ATOL}, "programs": rows, "failures": failures}
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=2)
     with open(os.path.join(out, "outputs.txt"), "w") as f:
-        for key in sorted(raw):
-            f.write("==== %s\n%s\n" % (key, raw[key]))
+        for r in rows:
+            path = os.path.join(rows_dir, r["program"] + ".out.txt")
+            if os.path.exists(path):
+                f.write(open(path).read())
     write_markdown(report, os.path.join(out, "report.md"))
     write_chart(report, os.path.join(out, "report.png"))
     sys.stdout.write(open(os.path.join(out, "report.md")).read())
@@ -309,9 +359,10 @@ def write_markdown(report, path):
              (report["tolerance"]["atol"], report["tolerance"]["rtol"]),
              "Wall ms/step: wall-clock time of N steps with one synchronization at the end "
              "(throughput; N chosen per program so that one sample lasts >= %d ms), median of %d "
-             "interleaved runs of each variant, spread = (max - min) / median. GPU ms/step: CUDA "
-             "events around one step, median of 20. Kernels/step: CUDA kernels LibTorch's profiler "
-             "records in one step." % (MIN_SAMPLE_MS, report.get("repeats", 1))]
+             "interleaved runs of each variant (the order rotates each round), spread = (max - min) / median. "
+             "GPU ms/step: CUDA events around one step, median of 20 steps per run, median of the runs "
+             "(spread likewise). Kernels/step: CUDA kernels LibTorch's profiler records in one step. "
+             "A twin's outputs must equal the original's too." % (MIN_SAMPLE_MS, report.get("repeats", 1))]
     band = report.get("noise_band")
     if band and band[0] == band[0]:
         lines.append("Noise band (original/rewritten wall ratio of the programs the tool did not change): "
@@ -330,12 +381,15 @@ def write_markdown(report, path):
         speedup = "%.2fx" % ratio(row) if ratio(row) == ratio(row) else "-"
         equal = {True: "yes", False: "NO"}.get(row.get("outputs_equal"), "-")
         if gpu:
-            spread = lambda v: ("%.0f%%" % (100 * row[v]["wall_spread"])) if "wall_spread" in row.get(v, {}) else "-"
+            spread = lambda v, key="wall_spread": (("%.0f%%" % (100 * row[v][key])) if key in row.get(v, {})
+                                                   else "-")
+            gpu_ms = lambda v: "%s (%s)" % (fmt_probe(row, v, "step_ms"), spread(v, "step_ms_spread"))
             twin = "-"
             vs_twin = "-"
             if "twin" in row:
-                twin = "%s, %s, %s" % (fmt_probe(row, "twin", "wall_ms_per_step"), fmt_probe(row, "twin", "step_ms"),
-                                       fmt_probe(row, "twin", "kernels_per_step"))
+                twin = "%s, %s, %s%s" % (fmt_probe(row, "twin", "wall_ms_per_step"), gpu_ms("twin"),
+                                         fmt_probe(row, "twin", "kernels_per_step"),
+                                         "" if row.get("twin_outputs_equal", True) else ", outputs differ")
                 try:
                     vs_twin = "%+.1f%%" % (100 * (float(fmt_probe(row, "fixed", "step_ms")) /
                                                   float(fmt_probe(row, "twin", "step_ms")) - 1))
@@ -347,7 +401,7 @@ def write_markdown(report, path):
                 fmt_probe(row, "original", "host_waited_steps"), fmt_probe(row, "fixed", "host_waited_steps"),
                 equal, before_ms, after_ms, spread("original"), spread("fixed"), speedup,
                 " (regression)" if row.get("regression") else "",
-                fmt_probe(row, "original", "step_ms"), fmt_probe(row, "fixed", "step_ms"),
+                gpu_ms("original"), gpu_ms("fixed"),
                 fmt_probe(row, "original", "kernels_per_step"), fmt_probe(row, "fixed", "kernels_per_step"),
                 twin, vs_twin))
         else:
@@ -411,6 +465,8 @@ def main():
     r.add_argument("--jobs", type=int, default=os.cpu_count())
     r.add_argument("--timeout", type=int, default=180)
     r.add_argument("--repeats", type=int, default=5, help="interleaved runs per variant (median time)")
+    r.add_argument("--only", nargs="*", help="measure only these programs; the report covers every "
+                   "program measured into --out so far")
     c = sub.add_parser("cpu")
     c.add_argument("--tool", default=os.path.join(ROOT, "build", "bin", "torch-syncfree"))
     c.add_argument("--out", default=os.path.join(ROOT, "build", "integration-cpu"))
@@ -429,7 +485,7 @@ def main():
         prepare(argparse.Namespace(tool=args.tool, headers="1.13", out=staged, only=None))
         run(argparse.Namespace(staged=staged, mode="cpu", build=os.path.join(args.out, "build"),
                                out=os.path.join(args.out, "report"), torch_prefix="", jobs=args.jobs,
-                               timeout=600, repeats=1))
+                               timeout=600, repeats=1, only=None))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 // programs/mlp_train_small.cpp and programs/mlp_train_large.cpp (the programs stay
 // standalone files: they are what the tool rewrites). A pinned dataset and
 // non_blocking copies, loss/accuracy/norm summed on the device with in-place adds,
-// clipping on the device, one read per epoch; progress lines as the originals print
+// clipping on the device (LibTorch's arithmetic, one multi-tensor scaling), one read
+// per epoch; progress lines as the originals print
 // them (a read every 8 batches of the first epoch).
 #pragma once
 #include "syncprobe.h"
@@ -45,7 +46,13 @@ inline int mlpTrainTwin(const char *name, int64_t gpu_hidden, int64_t gpu_batch)
       for (const auto &p : params)
         if (p.grad().defined())
           grads.push_back(p.grad());
-      auto total = torch::stack(at::_foreach_norm(grads, 2)).norm(2);
+      // Per-parameter norms as LibTorch's clip_grad_norm_ sums them: `_foreach_norm`
+      // sums in another order on CUDA, and training amplifies the last bits (the twin
+      // must print the original's results, like the rewrite).
+      std::vector<torch::Tensor> norms;
+      for (const auto &g : grads)
+        norms.push_back(g.norm(2));
+      auto total = torch::stack(norms).norm(2);
       auto coef = (1.0 / (total + 1e-6)).clamp_max(1.0);
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1) // _foreach_mul_(TensorList, Tensor)
       at::_foreach_mul_(grads, coef);

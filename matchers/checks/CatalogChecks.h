@@ -60,16 +60,25 @@ private:
 /// torch-sync-grad-norm: clip_grad_norm_ returns a host double.
 class GradNormCheck : public SyncCheck {
 public:
-  using SyncCheck::SyncCheck;
+  GradNormCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context), FusedNorm(Options.getLocalOrGlobal("FusedNorm", false)) {}
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
+    SyncCheck::storeOptions(Opts);
+    Options.store(Opts, "FusedNorm", FusedNorm);
+  }
   /// The device-side clipping that replaces the call (an immediately invoked
   /// lambda): LibTorch's 2-norm clipping without the final host read. With
   /// \p ReturnNorm it evaluates to the total norm as a 0-dim tensor on the
-  /// gradients' device. nullopt when the call uses a norm type or flag the
-  /// rewrite does not reproduce.
+  /// gradients' device. With \p FusedNorm the per-parameter norms are one
+  /// `_foreach_norm` (fewer launches, not bit-identical on CUDA). nullopt when
+  /// the call uses a norm type or flag the rewrite does not reproduce.
   static std::optional<std::string> deviceClipping(clang::ASTContext &Ctx, const clang::CallExpr *Call,
-                                                   bool ReturnNorm);
+                                                   bool ReturnNorm, bool FusedNorm);
+
+private:
+  bool FusedNorm;
 };
 /// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
 /// SynchronizeFunctions adds the project's own barriers.
@@ -89,12 +98,20 @@ TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
 /// torch-sync-deferred-accumulate: `metric += t.item<T>()` in a loop, read after it.
 class DeferredAccumulateCheck : public SyncCheck {
 public:
-  using SyncCheck::SyncCheck;
+  DeferredAccumulateCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context), FusedNorm(Options.getLocalOrGlobal("FusedNorm", false)) {}
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
+    SyncCheck::storeOptions(Opts);
+    Options.store(Opts, "FusedNorm", FusedNorm);
+  }
   /// Whether this check reports the accumulation \p Item is the summand of
   /// (torch-sync-item then leaves the site to it).
   static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item);
+
+private:
+  bool FusedNorm; ///< the composed clipping's norms: see GradNormCheck
 };
 /// torch-sync-pageable-copy: a non_blocking copy between the GPU and pageable
 /// host memory, which the driver makes synchronous.

@@ -151,7 +151,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   bool Floating = Type->isFloatingType();
   bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
   std::optional<std::string> Clipping =
-      Clip ? GradNormCheck::deviceClipping(Ctx, Clip, /*ReturnNorm=*/true) : std::nullopt;
+      Clip ? GradNormCheck::deviceClipping(Ctx, Clip, /*ReturnNorm=*/true, FusedNorm) : std::nullopt;
 
   Finding F;
   F.What = "`" + Var->getNameAsString() + "` accumulates " +

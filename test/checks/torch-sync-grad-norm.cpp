@@ -1,4 +1,5 @@
-// RUN: %check_torch_sync --compile-fixed %s torch-sync-grad-norm,torch-sync-deferred-accumulate %t -- %mock_flags
+// RUN: %check_torch_sync --compile-fixed --check-prefix=CHECK,EXACT %s torch-sync-grad-norm,torch-sync-deferred-accumulate %t -- %mock_flags
+// RUN: %check_torch_sync --check-prefix=CHECK,FUSED %s torch-sync-grad-norm,torch-sync-deferred-accumulate %t.fused -config="{CheckOptions: {FusedNorm: true}}" -- %mock_flags
 #include <torch/torch.h>
 #include <iostream>
 #include <vector>
@@ -6,7 +7,11 @@
 void positives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `clip_grad_norm_` returns the total norm as a host `double`, so it waits for the backward pass; false dependency: the value is unused; compute the norm and scale on the device (a 0-dim norm, `clamp_max`, `mul_`); read the norm only when it is logged [torch-sync-grad-norm]
-  // CHECK-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return; std::vector<torch::Tensor> norms_; for (const auto &g : grads_) norms_.push_back(g.norm(2)); auto total_ = norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); auto coef_ = (max_norm_ / (total_ + 1e-6)).clamp_max(1.0); for (const auto &g : grads_) g.mul_(coef_); }(model->parameters(), 1.0);
+  // EXACT-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return; std::vector<torch::Tensor> norms_; for (const auto &g : grads_) norms_.push_back(g.norm(2)); auto total_ = norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); auto coef_ = (max_norm_ / (total_ + 1e-6)).clamp_max(1.0); for (const auto &g : grads_) g.mul_(coef_); }(model->parameters(), 1.0);
+  // By default the norms are LibTorch's own per-parameter `norm(2)` (on CUDA,
+  // `_foreach_norm` sums in another order: not the same last bits); FusedNorm trades
+  // that for one launch.
+  // FUSED-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { {{.*}} if (grads_.empty()) return; auto norms_ = at::_foreach_norm(grads_, 2); auto total_ = {{.*}}(model->parameters(), 1.0);
   double norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 0.5);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `clip_grad_norm_` {{.*}}; false dependency: through `norm`, the value is only logged;
   std::cout << norm;
@@ -30,7 +35,8 @@ double accumulated(torch::nn::Linear &model, std::vector<torch::Tensor> &batches
   return norm_sum;
 }
 // CHECK-FIXES:      torch::Tensor norm_sum_on_device; // norm_sum, summed on the device
-// CHECK-FIXES:      auto norm_sum_step = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return params_.empty() ? torch::zeros({}, torch::kDouble) : torch::zeros({}, params_[0].options().dtype(torch::kDouble)); {{.*}} return total_; }(model->parameters(), 1.0);
+// EXACT-FIXES:      auto norm_sum_step = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return params_.empty() ? torch::zeros({}, torch::kDouble) : torch::zeros({}, params_[0].options().dtype(torch::kDouble)); std::vector<torch::Tensor> norms_; {{.*}} return total_; }(model->parameters(), 1.0);
+// FUSED-FIXES:      auto norm_sum_step = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { {{.*}} auto norms_ = at::_foreach_norm(grads_, 2); {{.*}} return total_; }(model->parameters(), 1.0);
 // CHECK-FIXES-NEXT: if (norm_sum_on_device.defined())
 // CHECK-FIXES-NEXT:   norm_sum_on_device.add_(norm_sum_step);
 // CHECK-FIXES:      norm_sum += norm_sum_on_device.item<double>();

@@ -280,6 +280,7 @@ std::tuple<Tensor, Tensor> max(const Tensor &self, int64_t dim, bool keepdim = f
 std::tuple<Tensor, Tensor> sort(const Tensor &self, int64_t dim = -1, bool descending = false);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
+std::vector<Tensor> _foreach_norm(TensorList tensors, const Scalar &ord = 2);
 Tensor where(const Tensor &condition, const Tensor &self, const Tensor &other);
 Tensor where(const Tensor &condition, const Tensor &self, const Scalar &other);
 std::vector<Tensor> where(const Tensor &condition);
