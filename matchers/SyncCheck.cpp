@@ -58,8 +58,8 @@ std::string tensorPhrase(Placement P) {
   return "a tensor";
 }
 
-SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", true)), TidyContext(Context),
+SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefault)
+    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", FixByDefault)), TidyContext(Context),
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {

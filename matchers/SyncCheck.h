@@ -31,7 +31,9 @@ std::string tensorPhrase(Placement P);
 
 class SyncCheck : public clang::tidy::ClangTidyCheck {
 public:
-  SyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context);
+  /// \p FixByDefault: the `Fix` option's default (a check whose fix is opt-in passes false).
+  SyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context, bool FixByDefault = true);
+  bool fixesEnabled() const { return FixesEnabled; }
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
   bool isLanguageVersionSupported(const clang::LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus;

@@ -190,8 +190,15 @@ bool isZeroDim(const Expr *E) {
   const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
   bool NoArgs = explicitArgCount(Call) == 0;
   static const llvm::StringSet<> FullReductions = {"argmax", "argmin", "sum", "mean", "max",
-                                                   "min", "prod", "norm", "any", "all"};
+                                                   "min", "prod", "norm", "any", "all", "std",
+                                                   "var", "median", "count_nonzero", "amax", "amin"};
   if (MC && NoArgs && FullReductions.contains(Name))
+    return true;
+  // A loss with its default reduction (mean): `cross_entropy(logits, target)`.
+  static const llvm::StringSet<> Losses = {
+      "cross_entropy", "mse_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+      "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cross_entropy_loss"};
+  if (!MC && Losses.contains(Name) && explicitArgCount(Call) == 2)
     return true;
   if (!MC && FullReductions.contains(Name) && explicitArgCount(Call) == 1)
     return true; // torch::argmax(x)

@@ -1,3 +1,4 @@
+// harness-tool-args: '--config={CheckOptions: {torch-sync-coalesce.Fix: true}}'
 // torch-sync-coalesce: a step that reports three metrics (a loss, an accuracy and a
 // count) reads each with item(), three waits per step. The rewrite stacks them on the
 // device and copies once (the count travels as int64, the others as the bits of a

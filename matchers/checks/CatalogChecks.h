@@ -125,10 +125,12 @@ public:
 /// torch-sync-call-in-loop: a call in a loop to a function of this TU that syncs.
 TORCH_SYNCFREE_DECLARE_CHECK(CallInLoopCheck)
 /// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one
-/// `torch::stack({...}).cpu()` and host reads of its elements.
+/// `torch::stack({...}).cpu()` and host reads of its elements. The fix is opt-in
+/// (`Fix: true`): measured slower on an H200 (see docs/checks/torch-sync-coalesce.md).
 class CoalesceCheck : public SyncCheck {
 public:
-  using SyncCheck::SyncCheck;
+  CoalesceCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context, /*FixByDefault=*/false) {}
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   struct Read; ///< one `item<T>()` that may join a coalesced transfer

@@ -34,6 +34,19 @@ void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
       this);
 }
 
+/// `t.sum()` of an integer or bool tensor, `count_nonzero()`, `argmax()`/`argmin()`:
+/// LibTorch returns int64 for these, so an integer metric adds them without a cast.
+static bool isInt64Reduction(const Expr *E) {
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(E));
+  if (!MC || !isTensorType(MC->getType()) || explicitArgCount(MC) != 0)
+    return false;
+  StringRef Name = calleeName(MC);
+  if (Name == "count_nonzero" || Name == "argmax" || Name == "argmin")
+    return true;
+  ElementKind Kind = elementKind(MC->getImplicitObjectArgument());
+  return Name == "sum" && (Kind == ElementKind::Integer || Kind == ElementKind::Bool);
+}
+
 static const Stmt *loopBody(const Stmt *Loop) {
   if (const auto *For = dyn_cast<ForStmt>(Loop))
     return For->getBody();
@@ -252,8 +265,13 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     report(Accumulate->getOperatorLoc(), F); // not spelled in one piece: no rewrite
     return;
   }
-  bool Wrap = !Clip && !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
-                         !isa<CXXOperatorCallExpr>(Spelled));
+  // Host work per step counts on short steps: integer and bool tensors never require
+  // grad (no detach), and the sum of one is already int64 (no conversion).
+  ElementKind Kind = Clip ? ElementKind::Floating : elementKind(Object);
+  bool NeedsDetach = Clip == nullptr && Kind != ElementKind::Integer && Kind != ElementKind::Bool;
+  bool KnownInt64 = !Clip && isInt64Reduction(Object);
+  bool Wrap = NeedsDetach && !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
+                               !isa<CXXOperatorCallExpr>(Spelled));
   std::string Op = Accumulate->getOpcode() == BO_AddAssign ? "+=" : "-=";
 
   // The factor as a LibTorch Scalar: int, long, float and double convert as they
@@ -278,7 +296,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // factor as its alpha), no allocation. Integer metrics convert the step to kLong
   // (free when it is already kLong), so counts stay exact. The first step creates
   // the accumulator on the summand's device from a copy of the step.
-  std::string Converted = Floating ? Step : Step + ".to(" + Dtype + ")";
+  std::string Converted = Floating || KnownInt64 ? Step : Step + ".to(" + Dtype + ")";
   std::string AddStep =
       Divides ? Accumulator + ".add_(" + Step + ".to(" + Dtype + ") / " + Scale + ")"
               : Accumulator + ".add_(" + Converted + (Factor ? ", " + Scale : "") + ")";
@@ -294,7 +312,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                cat("{\n" + Inner + "auto " + Step + " = " + (Wrap ? "(" : ""))),
       Clip ? changeTo(charRange(CharSourceRange::getCharRange(ObjectBegin, ObjectEnd)), cat(*Clipping))
            : changeTo(charRange(CharSourceRange::getCharRange(ObjectEnd, ItemEnd)),
-                      cat(std::string(Wrap ? ")" : "") + ".detach()")),
+                      cat(std::string(Wrap ? ")" : "") + (NeedsDetach ? ".detach()" : ""))),
       changeTo(charRange(CharSourceRange::getCharRange(ItemEnd, StatementEnd)),
                cat(";\n" + Inner + "if (" + Accumulator + ".defined())\n" + Inner + "  " + AddStep + ";\n" +
                    Inner + "else\n" + Inner + "  " + Accumulator + " = " + FirstStep + ";\n" + StmtIndent +

@@ -1,4 +1,4 @@
-// RUN: %check_torch_sync %s 'torch-sync-coalesce,torch-sync-item,torch-sync-deferred-log' %t -- %mock_flags
+// RUN: %check_torch_sync %s 'torch-sync-coalesce,torch-sync-item,torch-sync-deferred-log' %t -config="{CheckOptions: {torch-sync-coalesce.Fix: true}}" -- %mock_flags
 // The reads of a coalesced run that gets its fix are one finding, torch-sync-coalesce's;
 // reads of a run left as a note keep their own findings.
 #include <torch/torch.h>
@@ -9,7 +9,7 @@ void fixed_run(int steps) {
   for (int step = 0; step < steps; ++step) {
     float a = w.sum().item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
-    // CHECK-FIXES: float a = host_values[0].item<float>();
+    // CHECK-FIXES: float a = static_cast<float>(host_values.data_ptr<double>()[0]);
     float b = w.mean().item<float>();
     std::printf("%f %f\n", a, b);
   }

@@ -1,4 +1,4 @@
-// RUN: %check_torch_sync --compile-fixed %s torch-sync-coalesce %t -- %mock_flags
+// RUN: %check_torch_sync --compile-fixed %s torch-sync-coalesce %t -config="{CheckOptions: {torch-sync-coalesce.Fix: true}}" -- %mock_flags
 #include <torch/torch.h>
 #include <cstdio>
 #include <iostream>
@@ -11,13 +11,13 @@ void floating_reads(int steps) {
     float l = loss.item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 3 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+5]], [[@LINE+6]]) each wait for the GPU; false dependency: the values can travel to the host in one copy (every iteration of the loop at line [[@LINE-4]]); stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) [torch-sync-coalesce]
     // Floating values of known kinds: stack promotes them exactly, no cast.
-    // CHECK-FIXES: auto host_values = torch::stack({loss.detach().reshape({}), accuracy.detach().reshape({}), w.abs().max().detach().reshape({})}).cpu();
-    // CHECK-FIXES-NEXT: float l = host_values[0].item<float>();
+    // CHECK-FIXES: auto host_values = torch::stack({loss.detach(), accuracy.detach(), w.abs().max().detach()}).cpu().to(torch::kDouble);
+    // CHECK-FIXES-NEXT: float l = static_cast<float>(host_values.data_ptr<double>()[0]);
     std::printf("step %d\n", step);
     double a = accuracy.item<double>();
     std::cout << l << " " << a << " " << w.abs().max().item<float>() << "\n";
-    // CHECK-FIXES: double a = host_values[1].item<double>();
-    // CHECK-FIXES-NEXT: std::cout << l << " " << a << " " << host_values[2].item<float>() << "\n";
+    // CHECK-FIXES: double a = host_values.data_ptr<double>()[1];
+    // CHECK-FIXES-NEXT: std::cout << l << " " << a << " " << static_cast<float>(host_values.data_ptr<double>()[2]) << "\n";
   }
 }
 
@@ -29,10 +29,10 @@ int64_t mixed_reads() {
   auto loss = logits.sum();
   int64_t correct = logits.argmax(1).eq(target).sum().item<int64_t>();
   // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: 3 `item()` reads of GPU tensors in a row
-  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(target).sum().detach().reshape({}).to(torch::kDouble), loss.detach().reshape({}), logits.mean().detach().reshape({})}).cpu();
-  // CHECK-FIXES-NEXT: int64_t correct = host_values[0].item<int64_t>();
+  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(target).sum().to(torch::kDouble), loss.detach(), logits.mean().detach()}).cpu().to(torch::kDouble);
+  // CHECK-FIXES-NEXT: int64_t correct = static_cast<int64_t>(host_values.data_ptr<double>()[0]);
   double total = loss.item<double>();
-  // CHECK-FIXES: double total = host_values[1].item<double>();
+  // CHECK-FIXES: double total = host_values.data_ptr<double>()[1];
   double mean = logits.mean().item<double>();
   return correct + static_cast<int64_t>(total + mean);
 }
@@ -43,9 +43,9 @@ int64_t integral_reads(torch::Tensor target) {
   auto hits = logits.argmax(1).eq(target.cuda());
   int64_t correct = hits.sum().item<int64_t>();
   // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 2 `item()` reads of GPU tensors in a row
-  // CHECK-FIXES: auto host_values = torch::stack({hits.sum().detach().reshape({}), hits.all().detach().reshape({})}).cpu();
+  // CHECK-FIXES: auto host_values = torch::stack({hits.sum(), hits.all()}).cpu().to(torch::kLong);
   bool all = hits.all().item<bool>();
-  // CHECK-FIXES: bool all = host_values[1].item<bool>();
+  // CHECK-FIXES: bool all = static_cast<bool>(host_values.data_ptr<int64_t>()[1]);
   return correct + all;
 }
 
@@ -113,10 +113,10 @@ float unknown_devices(torch::Tensor maybe_gpu, torch::Tensor other) {
   auto m = maybe_gpu.mean();
   float a = m.item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 3 `item()` reads of tensors that may be on the GPU in a row
-  // CHECK-FIXES: auto host_values = torch::stack({m.detach().reshape({}), other.sum().detach().reshape({}).to(m.device(), torch::kDouble), maybe_gpu.abs().mean().detach().reshape({}).to(m.device())}).cpu();
-  // CHECK-FIXES-NEXT: float a = host_values[0].item<float>();
+  // CHECK-FIXES: auto host_values = torch::stack({m.detach(), other.sum().detach().to(m.device(), torch::kDouble), maybe_gpu.abs().mean().detach().to(m.device())}).cpu().to(torch::kDouble);
+  // CHECK-FIXES-NEXT: float a = static_cast<float>(host_values.data_ptr<double>()[0]);
   float b = other.sum().item<float>();
-  // CHECK-FIXES: float b = host_values[1].item<float>();
+  // CHECK-FIXES: float b = static_cast<float>(host_values.data_ptr<double>()[1]);
   float c = maybe_gpu.abs().mean().item<float>();
   return a + b + c;
 }
@@ -125,9 +125,9 @@ template <int N> float two_reads() {
   auto x = torch::randn({N}, torch::kCUDA);
   float a = x.sum().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 2 `item()` reads of GPU tensors in a row
-  // CHECK-FIXES: auto host_values = torch::stack({x.sum().detach().reshape({}), x.mean().detach().reshape({})}).cpu();
+  // CHECK-FIXES: auto host_values = torch::stack({x.sum().detach(), x.mean().detach()}).cpu().to(torch::kDouble);
   float b = x.mean().item<float>();
-  // CHECK-FIXES: float b = host_values[1].item<float>();
+  // CHECK-FIXES: float b = static_cast<float>(host_values.data_ptr<double>()[1]);
   return a + b;
 }
 template float two_reads<4>();

@@ -36,9 +36,9 @@ void epoch_metrics(torch::Tensor logits, torch::Tensor target) {
 // CHECK-FIXES-NEXT:     running_on_device = running_step.to(torch::kDouble) * logits.size(0);
 // CHECK-FIXES-NEXT: }
 // CHECK-FIXES:      {
-// CHECK-FIXES-NEXT:   auto correct_step = logits.argmax(1).eq(target).sum().detach();
+// CHECK-FIXES-NEXT:   auto correct_step = logits.argmax(1).eq(target).sum();
 // CHECK-FIXES-NEXT:   if (correct_on_device.defined())
-// CHECK-FIXES-NEXT:     correct_on_device.add_(correct_step.to(torch::kLong));
+// CHECK-FIXES-NEXT:     correct_on_device.add_(correct_step);
 // CHECK-FIXES-NEXT:   else
 // CHECK-FIXES-NEXT:     correct_on_device = correct_step.to(torch::kLong, /*non_blocking=*/false, /*copy=*/true);
 // CHECK-FIXES-NEXT: }
@@ -58,9 +58,23 @@ int64_t counts_through_a_call(Net &net, const torch::Tensor &labels, int steps) 
   for (int i = 0; i < steps; ++i) {
     hits += net.forward(labels).eq(labels).sum().item<int64_t>();
     // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` every iteration
-    // CHECK-FIXES: auto hits_step = net.forward(labels).eq(labels).sum().detach();
+    // CHECK-FIXES: auto hits_step = net.forward(labels).eq(labels).sum();
   }
   return hits;
+}
+
+// A sum of a bool or integer tensor is int64 and never requires grad: added as it
+// is. A sum of a tensor of unknown dtype may be floating and require grad: detached
+// and converted to int64 (`item<int64_t>()` truncated it too).
+int64_t counts_of_unknown_dtype(const std::vector<torch::Tensor> &masks) {
+  int64_t total = 0;
+  for (const auto &m : masks) {
+    total += m.sum().item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
+    // CHECK-FIXES: auto total_step = m.sum().detach();
+    // CHECK-FIXES: total_on_device.add_(total_step.to(torch::kLong));
+  }
+  return total;
 }
 
 // A divided summand keeps the host's division in the metric's dtype; a factor of

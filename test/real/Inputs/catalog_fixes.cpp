@@ -51,10 +51,10 @@ double coalesced_mixed() {
   auto target = torch::randint(4, {16}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
   int64_t correct = scores.argmax(1).eq(target).sum().item<int64_t>();
   // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: 3 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
-  // CHECK-FIXES: auto host_values = torch::stack({scores.argmax(1).eq(target).sum().detach().reshape({}).to(torch::kDouble), scores.sum().detach().reshape({}), scores.mean().detach().reshape({})}).cpu();
-  // CHECK-FIXES-NEXT: int64_t correct = host_values[0].item<int64_t>();
+  // CHECK-FIXES: auto host_values = torch::stack({scores.argmax(1).eq(target).sum().to(torch::kDouble), scores.sum().detach(), scores.mean().detach()}).cpu().to(torch::kDouble);
+  // CHECK-FIXES-NEXT: int64_t correct = static_cast<int64_t>(host_values.data_ptr<double>()[0]);
   double total = scores.sum().item<double>();
-  // CHECK-FIXES: double total = host_values[1].item<double>();
+  // CHECK-FIXES: double total = host_values.data_ptr<double>()[1];
   double mean = scores.mean().item<double>();
   return static_cast<double>(correct) + total + mean;
 }
@@ -63,8 +63,8 @@ float coalesced_floating() {
   auto scores = torch::randn({16, 4}, torch::kCUDA);
   float mean = scores.mean().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
-  // CHECK-FIXES: auto host_values = torch::stack({scores.mean().detach().reshape({}), scores.std().detach().reshape({})}).cpu();
+  // CHECK-FIXES: auto host_values = torch::stack({scores.mean().detach(), scores.std().detach()}).cpu().to(torch::kDouble);
   float spread = scores.std().item<float>();
-  // CHECK-FIXES: float spread = host_values[1].item<float>();
+  // CHECK-FIXES: float spread = static_cast<float>(host_values.data_ptr<double>()[1]);
   return mean + spread;
 }

@@ -47,7 +47,7 @@ double accumulations(torch::nn::Linear &model, const std::vector<torch::Tensor> 
     // CHECK-FIXES: scaled_on_device.add_(scaled_step, static_cast<int64_t>(scale));
     hits += x.gt(0).sum().item<int64_t>();
     // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
-    // CHECK-FIXES: hits_on_device.add_(hits_step.to(torch::kLong));
+    // CHECK-FIXES: hits_on_device.add_(hits_step);
     norm_sum += torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
     // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `norm_sum` accumulates the host norm {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: norm_sum_on_device.add_(norm_sum_step);
@@ -60,7 +60,7 @@ double coalesced_one_kind() {
   auto loss = logits.sum();
   float a = loss.item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 2 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
-  // CHECK-FIXES: auto host_values = torch::stack({loss.detach().reshape({}), logits.mean().detach().reshape({})}).cpu();
+  // CHECK-FIXES: auto host_values = torch::stack({loss.detach(), logits.mean().detach()}).cpu().to(torch::kDouble);
   double b = logits.mean().item<double>();
   return a + b;
 }
@@ -70,7 +70,8 @@ double coalesced_with_a_cast(const torch::Tensor &target) {
   auto labels = target.to(torch::kCUDA, /*non_blocking=*/true);
   int64_t c = logits.argmax(1).eq(labels).sum().item<int64_t>();
   // CHECK-MESSAGES: :[[@LINE-1]]:49: warning: 3 `item()` reads of GPU tensors in a row {{.*}}[torch-sync-coalesce]
-  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(labels).sum().detach().reshape({}).to(torch::kDouble), logits.std().detach().reshape({}), logits.norm().detach().reshape({})}).cpu();
+  // CHECK-FIXES: auto host_values = torch::stack({logits.argmax(1).eq(labels).sum().to(torch::kDouble), logits.std().detach(), logits.norm().detach()}).cpu().to(torch::kDouble);
+  // CHECK-FIXES-NEXT: int64_t c = static_cast<int64_t>(host_values.data_ptr<double>()[0]);
   double d = logits.std().item<double>();
   double e = logits.norm().item<double>();
   return c + d + e;
