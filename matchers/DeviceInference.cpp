@@ -386,10 +386,24 @@ std::optional<Placement> DeviceOracle::factoryPlacement(const CallExpr *Call) {
   return Device;
 }
 
+/// A class template instance whose first template argument is a tensor:
+/// std::vector<Tensor>, c10::ArrayRef<Tensor> (TensorList), std::array<Tensor, N>
+/// (not an optional: its placement is its tensor's, or nothing).
+static bool holdsTensors(QualType Type) {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      Type.getNonReferenceType()->getAsCXXRecordDecl());
+  if (!Spec || Spec->getTemplateArgs().size() < 1 || Spec->getName() == "optional")
+    return false;
+  const TemplateArgument &First = Spec->getTemplateArgs()[0];
+  return First.getKind() == TemplateArgument::Type && isTensorType(First.getAsType());
+}
+
 std::optional<Placement> DeviceOracle::operandsPlacement(const CallExpr *Call) {
   std::optional<Placement> Result;
   bool SawTensor = false;
   auto Visit = [&](const Expr *Arg) {
+    if (isa_and_nonnull<CXXDefaultArgExpr>(Arg))
+      return; // `const std::optional<Tensor> &weight = {}`: no operand
     Arg = ignoreWrappers(Arg);
     if (!Arg)
       return;
@@ -401,12 +415,19 @@ std::optional<Placement> DeviceOracle::operandsPlacement(const CallExpr *Call) {
     // TensorList from a braced list: {a, b}.
     if (const auto *IL = dyn_cast<CXXStdInitializerListExpr>(Arg))
       Arg = ignoreWrappers(IL->getSubExpr());
-    if (const auto *Init = dyn_cast<InitListExpr>(Arg))
+    if (const auto *Init = dyn_cast<InitListExpr>(Arg)) {
       for (const Expr *Element : Init->inits())
         if (isTensorType(Element->getType())) {
           SawTensor = true;
           Result = join(Result, tensorPlacementImpl(Element));
         }
+      return;
+    }
+    // TensorList from a container of tensors: `torch::stack(rows)`.
+    if (holdsTensors(Arg->getType())) {
+      SawTensor = true;
+      Result = join(Result, elementPlacement(Arg, std::nullopt));
+    }
   };
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
     Visit(MC->getImplicitObjectArgument());
@@ -753,6 +774,11 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
       return containerVariablePlacement(VD, Index);
     return Placement::Unknown;
   }
+  // A container field of the program's own class (`std::vector<Tensor> rows_`).
+  if (const auto *Member = dyn_cast<MemberExpr>(C))
+    if (const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+        Field && !Field->getParent()->isInStdNamespace() && !isInTorchNamespace(Field->getParent()))
+      return containerFieldPlacement(Field, Index);
   if (const auto *Call = dyn_cast<CallExpr>(C)) {
     const FunctionDecl *FD = Call->getDirectCallee();
     if (isStdMove(Call))
@@ -787,75 +813,77 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
   std::optional<Placement> Result;
   if (const Expr *Init = VD->getInit())
     Result = elementPlacement(Init, Index);
+  for (const DeclRefExpr *Ref : referencesTo(*Body, VD))
+    Result = join(Result, containerUsePlacement(Ref, Index));
+  InProgress.erase(VD);
+  return Result;
+}
+
+/// What one use of a container (a variable or a field) puts into it: the tensors
+/// it adds or assigns, Unknown when it escapes or is changed in ways not followed,
+/// nullopt when it only reads.
+std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
+                                                             std::optional<unsigned> Index) {
   static const llvm::StringSet<> Adders = {"push_back", "emplace_back", "insert", "push_front",
                                            "emplace", "assign", "resize"};
   static const llvm::StringSet<> Readers = {
       "size", "empty", "begin", "end", "cbegin", "cend", "rbegin", "rend", "at", "front",
       "back", "operator[]", "reserve", "clear", "pop_back", "capacity", "erase", "value",
       "has_value", "reset"};
-  for (const DeclRefExpr *Ref : referencesTo(*Body, VD)) {
-    if (escapes(Ctx, Ref)) {
-      Result = join(Result, std::optional(Placement::Unknown));
-      continue;
-    }
-    if (const Expr *Assigned = assignedValue(Ctx, Ref)) {
-      Result = join(Result, elementPlacement(Assigned, Index));
-      continue;
-    }
-    DynTypedNodeList Parents = Ctx.getParents(*Ref);
-    while (!Parents.empty() && Parents[0].get<ImplicitCastExpr>())
-      Parents = Ctx.getParents(Parents[0]);
-    if (Parents.empty())
-      continue;
-    // The element an access yields may be assigned to or passed on by reference.
-    const Expr *Access = nullptr;
-    if (const auto *Member = Parents[0].get<MemberExpr>();
-        Member && isa<FieldDecl>(Member->getMemberDecl())) {
-      Access = Member; // pair.first
-    } else if (const auto *Member = Parents[0].get<MemberExpr>()) {
-      DynTypedNodeList Calls = Ctx.getParents(*Member);
-      const auto *MC = Calls.empty() ? nullptr : Calls[0].get<CXXMemberCallExpr>();
-      StringRef Name = MC ? calleeName(MC) : StringRef();
-      if (MC && Adders.contains(Name)) {
-        // Tensors join; an iterator range or another container is not followed.
-        for (const Expr *Arg : MC->arguments()) {
-          const Expr *Inner = ignoreWrappers(Arg);
-          if (!Inner || isa<CXXDefaultArgExpr>(Arg) || Inner->getType()->isIntegralOrEnumerationType())
-            continue;
-          Result = join(Result, isTensorType(Inner->getType()) ? tensorPlacementImpl(Inner)
-                                                               : std::optional(Placement::Unknown));
-        }
-        continue;
+  if (escapes(Ctx, Ref))
+    return Placement::Unknown;
+  if (const Expr *Assigned = assignedValue(Ctx, Ref))
+    return elementPlacement(Assigned, Index);
+  DynTypedNodeList Parents = Ctx.getParents(*Ref);
+  while (!Parents.empty() && Parents[0].get<ImplicitCastExpr>())
+    Parents = Ctx.getParents(Parents[0]);
+  if (Parents.empty())
+    return std::nullopt;
+  // The element an access yields may be assigned to or passed on by reference.
+  const Expr *Access = nullptr;
+  std::optional<Placement> Result;
+  if (const auto *Member = Parents[0].get<MemberExpr>();
+      Member && isa<FieldDecl>(Member->getMemberDecl())) {
+    Access = Member; // pair.first
+  } else if (const auto *Member = Parents[0].get<MemberExpr>()) {
+    DynTypedNodeList Calls = Ctx.getParents(*Member);
+    const auto *MC = Calls.empty() ? nullptr : Calls[0].get<CXXMemberCallExpr>();
+    StringRef Name = MC ? calleeName(MC) : StringRef();
+    if (MC && Adders.contains(Name)) {
+      // Tensors join; an iterator range or another container is not followed.
+      for (const Expr *Arg : MC->arguments()) {
+        const Expr *Inner = ignoreWrappers(Arg);
+        if (!Inner || isa<CXXDefaultArgExpr>(Arg) || Inner->getType()->isIntegralOrEnumerationType())
+          continue;
+        Result = join(Result, isTensorType(Inner->getType()) ? tensorPlacementImpl(Inner)
+                                                             : std::optional(Placement::Unknown));
       }
-      if (!MC || !Readers.contains(Name)) {
-        Result = join(Result, std::optional(Placement::Unknown)); // data(), swap(), ...
-        continue;
-      }
-      Access = MC;
-    } else if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
-      if (Op->getOperator() == OO_Subscript)
-        Access = Op;
-    } else if (const auto *Subscript = Parents[0].get<ArraySubscriptExpr>()) {
-      Access = Subscript;
-    } else if (const auto *Range = Parents[0].get<VarDecl>()) {
-      // `for (auto &t : v) t = ...;` writes the elements through the loop variable.
-      DynTypedNodeList Up = Ctx.getParents(*Range);
-      if (!Up.empty())
-        Up = Ctx.getParents(Up[0]);
-      if (!Up.empty())
-        if (const auto *Loop = Up[0].get<CXXForRangeStmt>()) {
-          const VarDecl *LoopVar = Loop->getLoopVariable();
-          QualType T = LoopVar->getType();
-          if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified()) {
-            for (const DeclRefExpr *Write : referencesTo(*Loop->getBody(), LoopVar))
-              Result = join(Result, storedPlacement(Write));
-          }
-        }
+      return Result;
     }
-    if (Access)
-      Result = join(Result, storedPlacement(Access));
+    if (!MC || !Readers.contains(Name))
+      return Placement::Unknown; // data(), swap(), ...
+    Access = MC;
+  } else if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
+    if (Op->getOperator() == OO_Subscript)
+      Access = Op;
+  } else if (const auto *Subscript = Parents[0].get<ArraySubscriptExpr>()) {
+    Access = Subscript;
+  } else if (const auto *Range = Parents[0].get<VarDecl>()) {
+    // `for (auto &t : v) t = ...;` writes the elements through the loop variable.
+    DynTypedNodeList Up = Ctx.getParents(*Range);
+    if (!Up.empty())
+      Up = Ctx.getParents(Up[0]);
+    if (!Up.empty())
+      if (const auto *Loop = Up[0].get<CXXForRangeStmt>()) {
+        const VarDecl *LoopVar = Loop->getLoopVariable();
+        QualType T = LoopVar->getType();
+        if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
+          for (const DeclRefExpr *Write : referencesTo(*Loop->getBody(), LoopVar))
+            Result = join(Result, storedPlacement(Write));
+      }
   }
-  InProgress.erase(VD);
+  if (Access)
+    Result = join(Result, storedPlacement(Access));
   return Result;
 }
 
@@ -880,9 +908,25 @@ static bool mayMoveItsTensors(const CXXRecordDecl *Record) {
 std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
   if (!isTensorType(Field->getType()))
     return Placement::Unknown;
-  auto Cached = FieldCache.find(Field);
-  if (Cached != FieldCache.end())
-    return Cached->second;
+  return fieldValuePlacement(Field, std::nullopt, /*Container=*/false);
+}
+
+std::optional<Placement> DeviceOracle::containerFieldPlacement(const FieldDecl *Field,
+                                                               std::optional<unsigned> Index) {
+  return fieldValuePlacement(Field, Index, /*Container=*/true);
+}
+
+/// A tensor field's placement, or (Container) the placement of the tensors a
+/// container field holds: the join of every value the main file stores into it.
+std::optional<Placement> DeviceOracle::fieldValuePlacement(const FieldDecl *Field,
+                                                           std::optional<unsigned> Index,
+                                                           bool Container) {
+  bool Cacheable = !Index;
+  if (Cacheable) {
+    auto Cached = FieldCache.find(Field);
+    if (Cached != FieldCache.end())
+      return Cached->second;
+  }
   const SourceManager &SM = Ctx.getSourceManager();
   const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
   // Other translation units can store into fields of classes from headers.
@@ -891,15 +935,18 @@ std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
     return Placement::Unknown;
   if (!FieldsAndCalleesInProgress.insert(Field).second)
     return std::nullopt;
+  auto valueOf = [&](const Expr *Value) {
+    return Container ? elementPlacement(Value, Index) : tensorPlacementImpl(Value);
+  };
   std::optional<Placement> Result;
   if (const Expr *Init = Field->getInClassInitializer())
-    Result = join(Result, tensorPlacementImpl(Init));
+    Result = join(Result, valueOf(Init));
   for (const CXXConstructorDecl *Ctor : Record->ctors())
     for (const CXXCtorInitializer *Init : Ctor->inits())
       if (Init->getMember() == Field && Init->isWritten())
-        Result = join(Result, tensorPlacementImpl(Init->getInit()));
+        Result = join(Result, valueOf(Init->getInit()));
   // Stores anywhere in the main file (the class is invisible elsewhere):
-  // assignments, escapes, and aggregate initialisation `Batch{a, b}`.
+  // assignments, escapes, additions to a container, aggregate initialisation `Batch{a, b}`.
   for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
     if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
@@ -911,16 +958,18 @@ std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
         continue;
       const InitListExpr *Semantic = Init->isSemanticForm() ? Init : Init->getSemanticForm();
       if (Semantic && Field->getFieldIndex() < Semantic->getNumInits())
-        Result = join(Result, tensorPlacementImpl(Semantic->getInit(Field->getFieldIndex())));
+        Result = join(Result, valueOf(Semantic->getInit(Field->getFieldIndex())));
     }
     auto Uses = match(decl(forEachDescendant(memberExpr(member(equalsNode(Field))).bind("use"))), *D, Ctx);
-    for (const auto &Node : Uses)
-      Result = join(Result, storedPlacement(Node.getNodeAs<MemberExpr>("use")));
+    for (const auto &Node : Uses) {
+      const auto *Use = Node.getNodeAs<MemberExpr>("use");
+      Result = join(Result, Container ? containerUsePlacement(Use, Index) : storedPlacement(Use));
+    }
   }
   FieldsAndCalleesInProgress.erase(Field);
   if (!Result)
     Result = Placement::Unknown; // never given a value we can see
-  if (cacheable())
+  if (Cacheable && cacheable())
     FieldCache[Field] = Result;
   return Result;
 }

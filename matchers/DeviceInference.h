@@ -82,6 +82,10 @@ private:
   /// A tensor field of a class defined in the main file: the join of every value
   /// the TU stores into it (in-class initialiser, constructor initialisers, assignments).
   std::optional<Placement> fieldPlacement(const clang::FieldDecl *FD);
+  std::optional<Placement> containerUsePlacement(const clang::Expr *Ref, std::optional<unsigned> Index);
+  std::optional<Placement> containerFieldPlacement(const clang::FieldDecl *FD, std::optional<unsigned> Index);
+  std::optional<Placement> fieldValuePlacement(const clang::FieldDecl *FD, std::optional<unsigned> Index,
+                                               bool Container);
   /// The join of the callee's return values, with its parameters bound to the
   /// placements of the call's arguments; nullopt when the callee is not analysable.
   std::optional<Placement> returnPlacement(const clang::CallExpr *Call,

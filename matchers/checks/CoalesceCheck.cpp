@@ -279,6 +279,16 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
                                 insertedSyncComment("one copy for " + std::to_string(Run.size()) +
                                                     " reads") +
                                 "\n" + Indent)));
+  // A run this check does not rewrite is already reported read by read
+  // (torch-sync-item, torch-sync-deferred-log, with their remedies): a second
+  // finding on the same lines would only repeat them. Reported alone when those
+  // checks are off.
+  bool ReadsReportedElsewhere =
+      isCheckEnabled("torch-sync-item") || isCheckEnabled("torch-sync-deferred-log");
+  auto reportWithoutFix = [&](const Finding &F) {
+    if (!ReadsReportedElsewhere)
+      report(Run.front().second.Item->getExprLoc(), F);
+  };
   Finding F;
   F.What = std::to_string(Run.size()) + " `item()` reads of " +
            (AllGpu ? "GPU tensors" : "tensors that may be on the GPU") + " in a row (lines " +
@@ -289,7 +299,7 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   F.Remedy = "stack them on the device and copy once with `" + NS + "stack({...}).cpu()` (one wait)";
   if (!AllGpu && !Anchor) {
     F.Remedy += " (no fix: no tensor variable among them names the device to stack on)";
-    report(Run.front().second.Item->getExprLoc(), F);
+    reportWithoutFix(F);
     return;
   }
   // A rewrite exists to make the step faster: stack() and each cast are kernels,
@@ -300,20 +310,26 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
                 " kernels (stack and " + std::to_string(Casts) + " dtype casts of values of unknown or "
                 "mixed kinds) to save " + std::to_string(SyncsRemoved) +
                 " syncs; give the values one dtype, e.g. `.to(" + NS + "kDouble)` where they are made)";
-    report(Run.front().second.Item->getExprLoc(), F);
+    reportWithoutFix(F);
     return;
   }
-  if (!fixesEnabled())
+  if (!fixesEnabled()) {
     F.Remedy += " (the fix is opt-in, `torch-sync-coalesce.Fix: true`: the values are "
                 "ready after the first read, so the copies it saves are short round trips, and on "
                 "an H200 the stack and copy cost more)";
+    reportWithoutFix(F);
+    return;
+  }
   auto Fixes = fixItsFor(Edits, Result);
+  if (!Fixes || Fixes->empty()) { // e.g. spelled in a macro
+    reportWithoutFix(F);
+    return;
+  }
   // The fixed run is one finding: torch-sync-item and torch-sync-deferred-log do
   // not report its reads again.
-  if (fixesEnabled() && Fixes && !Fixes->empty())
-    for (const auto &[S, R] : Run)
-      markReadTakenOver(R.Item);
-  report(Run.front().second.Item->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+  for (const auto &[S, R] : Run)
+    markReadTakenOver(R.Item);
+  report(Run.front().second.Item->getExprLoc(), F, *Fixes);
 }
 
 } // namespace torch_syncfree

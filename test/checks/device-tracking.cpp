@@ -140,3 +140,34 @@ void scaled_by_host_values() {
   std::cout << on_gpu.sum().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `item()` on a GPU tensor
 }
+
+// Container fields of the program's own classes hold what its member functions put
+// there (issue 13: a CPU feature store built from torch::tensor rows was reported);
+// torch::stack of such a field computes where its elements are.
+class HostRows {
+public:
+  void put(const std::vector<float> &row) { rows_.push_back(torch::tensor(row)); }
+  torch::Tensor all() const { return torch::stack(rows_); }
+
+private:
+  std::vector<torch::Tensor> rows_;
+};
+class DeviceRows {
+public:
+  void put(const torch::Tensor &row) { rows_.push_back(row.cuda()); }
+  torch::Tensor all() const { return torch::stack(rows_); }
+
+private:
+  std::vector<torch::Tensor> rows_;
+};
+void container_fields(HostRows &host, DeviceRows &gpu) {
+  std::cout << host.all().sum().item<float>();  // CPU: no finding
+  std::cout << gpu.all().sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: `item()` on a GPU tensor
+  // A defaulted `const std::optional<Tensor> &weight = {}` is no operand.
+  auto logits = torch::rand({4, 3});
+  auto target = torch::zeros({4}, torch::kLong);
+  std::cout << torch::cross_entropy_loss(logits, target).item<float>();  // CPU: no finding
+  std::cout << torch::cross_entropy_loss(logits.cuda(), target.cuda()).item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:72: warning: `item()` on a GPU tensor
+}

@@ -308,7 +308,8 @@ Tensor clamp(const Tensor &self, const optional<Scalar> &min, const optional<Sca
 Tensor relu(const Tensor &self);
 Tensor softmax(const Tensor &self, int64_t dim, optional<ScalarType> dtype = nullopt);
 Tensor log_softmax(const Tensor &self, int64_t dim, optional<ScalarType> dtype = nullopt);
-Tensor cross_entropy_loss(const Tensor &self, const Tensor &target);
+Tensor cross_entropy_loss(const Tensor &self, const Tensor &target, const optional<Tensor> &weight = {},
+                          int64_t reduction = 1, int64_t ignore_index = -100, double label_smoothing = 0.0);
 Tensor mse_loss(const Tensor &self, const Tensor &target);
 } // namespace at
 
