@@ -15,6 +15,14 @@ const Expr *targetDeviceArgument(const CallExpr *ToCall, DeviceOracle &Oracle) {
   return nullptr;
 }
 
+bool isBlockingCopyToHost(const CXXMemberCallExpr *Call, DeviceOracle &Oracle, const ASTContext &Ctx) {
+  const Expr *Object = Call->getImplicitObjectArgument();
+  if (calleeName(Call) != "to" || !Object || !isTensorType(Object->getType()))
+    return false;
+  const Expr *Target = targetDeviceArgument(Call, Oracle);
+  return Target && Oracle.devicePlacement(Target) == Placement::Cpu && !passesNonBlocking(Call, Ctx);
+}
+
 bool passesNonBlocking(const CallExpr *Call, const ASTContext &Ctx) {
   int Index = parameterIndex(Call, "non_blocking");
   if (Index < 0 || static_cast<unsigned>(Index) >= Call->getNumArgs())

@@ -18,6 +18,12 @@ const clang::Expr *targetDeviceArgument(const clang::CallExpr *ToCall, DeviceOra
 /// constant false (a variable flag is the author's decision: not reported).
 bool passesNonBlocking(const clang::CallExpr *Call, const clang::ASTContext &Ctx);
 
+/// `t.to(<CPU>)` without a non_blocking flag: a device-to-host copy the host
+/// waits for when `t` is on the GPU (torch-sync-device-to-host; call-in-loop
+/// follows it into callees).
+bool isBlockingCopyToHost(const clang::CXXMemberCallExpr *Call, DeviceOracle &Oracle,
+                          const clang::ASTContext &Ctx);
+
 /// For `to(X)`: X itself when it is a Device/DeviceType (seen through the
 /// implicit TensorOptions conversion), otherwise nullptr.
 const clang::Expr *plainDeviceArgument(const clang::Expr *Arg);

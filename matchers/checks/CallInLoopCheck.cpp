@@ -5,6 +5,7 @@
 // arguments, so `log_stats(cpu_tensor)` is not reported and
 // `compute_metrics(gpu_logits)` is.
 #include "CatalogChecks.h"
+#include "CopyCalls.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
 
@@ -42,7 +43,11 @@ findSync(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
     // coalesced copy) are not reported again through their callers.
     bool Inserted = isOnInsertedSyncLine(Call->getExprLoc(), Ctx.getSourceManager()) ||
                     isMarkedInsertedSync(Call, Ctx);
-    if (std::optional<SyncCall> Sync = Inserted ? std::nullopt : asSyncCall(Call)) {
+    std::optional<SyncCall> Sync = Inserted ? std::nullopt : asSyncCall(Call);
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+        !Sync && !Inserted && MC && isBlockingCopyToHost(MC, Oracle, Ctx))
+      Sync = SyncCall{"to(<CPU>)", MC->getImplicitObjectArgument(), /*ReadsValue=*/true};
+    if (Sync) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
       if (MayBeOnGpu(Where))
         return CalleeSync{Call, *Sync, Where, Path};

@@ -20,10 +20,7 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
   StringRef Method = calleeName(Call);
   std::string Spelled = "`cpu()`";
   if (Method == "to") {
-    const Expr *Target = targetDeviceArgument(Call, Oracle);
-    if (!Target || Oracle.devicePlacement(Target) != Placement::Cpu)
-      return;
-    if (passesNonBlocking(Call, Ctx))
+    if (!isBlockingCopyToHost(Call, Oracle, Ctx))
       return;
     Spelled = "`to(<CPU>)`";
   }

@@ -80,3 +80,26 @@ void macro_case() {
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `log_metrics` makes the host wait for the GPU (`item` on a GPU tensor at line 10)
   // CHECK-MESSAGES: :10:41: note: the host waits here
 }
+
+// A blocking copy to the host inside the callee is a wait too (issue 13: a sample
+// written to a file every epoch was missed); the same helper given a CPU tensor, or
+// copying with non_blocking, is not reported.
+void save_image(const torch::Tensor &image) {
+  auto host = image.detach().to(torch::kCPU).contiguous();
+  std::cout << host.data_ptr<float>()[0];
+}
+void save_async(const torch::Tensor &image) {
+  auto host = image.to(torch::kCPU, /*non_blocking=*/true);
+  std::cout << host.data_ptr<float>()[0];
+}
+void copies_in_callees() {
+  auto gpu = torch::randn({8}, torch::kCUDA);
+  auto cpu = torch::randn({8});
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    save_image(gpu);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `save_image` makes the host wait for the GPU (`to(<CPU>)` on a GPU tensor at line [[@LINE-12]]); true dependency: in the callee, through `host`, the host reads the tensor's memory (every iteration of the loop at line [[@LINE-2]]); move the host decision out of the loop or onto the device [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :[[@LINE-13]]:15: note: the host waits here
+    save_image(cpu);
+    save_async(gpu);
+  }
+}
