@@ -267,6 +267,9 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
       if (Method == "push_back" || Method == "emplace_back" || Method == "insert" ||
           Method == "emplace" || Method == "clear" || Method == "reserve")
         continue;
+      // The count of elements, not their values (`for (i = 0; i < c.size(); ++i)`).
+      if (Method == "size" || Method == "empty" || Method == "capacity")
+        continue;
     }
     if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Subscript && Subscript->getOperator() == OO_Subscript) {
@@ -324,6 +327,10 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
   for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), VD)) {
     if (SkipWithin && startsWithin(SM, Ref, SkipWithin))
       continue; // the writer's own reference
+    // The assignment that stores the value: `x = 0.9 * x + 0.1 * v` reads the old x
+    // to make the new one, which is followed through x's other uses.
+    if (Except && startsWithin(SM, Ref, Except))
+      continue;
     // Skip plain re-assignments of the variable: they define, not use.
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     if (!Parents.empty())

@@ -35,6 +35,31 @@ static const Expr *maskArgument(const CallExpr *Call) {
   return Index && isTensorType(Index->getType()) ? Index : nullptr;
 }
 
+/// The local variable \p Selection initialises when its every use is a full
+/// `sum()` or `mean()` (nothing else reads the selection's shape); else nullptr.
+static const VarDecl *onlyReducedVariable(ASTContext &Ctx, const Expr *Selection) {
+  DynTypedNodeList Parents = Ctx.getParents(*Selection);
+  while (!Parents.empty() && Parents[0].get<Expr>() &&
+         isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
+             CXXConstructExpr>(Parents[0].get<Expr>()))
+    Parents = Ctx.getParents(Parents[0]);
+  const VarDecl *Var = Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+  const auto *FD = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
+  if (!Var || !FD || !FD->getBody() || Var->getType()->isReferenceType())
+    return nullptr;
+  auto Refs = referencesTo(*FD->getBody(), Var);
+  if (Refs.empty())
+    return nullptr;
+  for (const DeclRefExpr *Ref : Refs) {
+    const auto *Use = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Ref));
+    StringRef Name = Use ? calleeName(Use) : "";
+    if (!Use || ignoreWrappers(Use->getImplicitObjectArgument()) != Ref || explicitArgCount(Use) != 0 ||
+        (Name != "sum" && Name != "mean"))
+      return nullptr;
+  }
+  return Var;
+}
+
 void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
@@ -62,13 +87,22 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   bool Reducible = Reduction && Reduction->getImplicitObjectArgument()->IgnoreImplicit() &&
                    explicitArgCount(Reduction) == 0 &&
                    (ReductionName == "sum" || ReductionName == "mean");
-  F.Use.Kind = Reducible ? Dependency::False : Dependency::True;
+  // The same through a variable whose every use is such a reduction:
+  // `auto kept = x.index({m}); return kept.mean().item<double>();`.
+  std::string Through;
+  if (!Reducible)
+    if (const VarDecl *Var = onlyReducedVariable(Ctx, Call))
+      Through = "through `" + Var->getNameAsString() + "`, ";
+  bool ReducedLater = !Through.empty();
+  F.Use.Kind = Reducible || ReducedLater ? Dependency::False : Dependency::True;
   F.Use.Reason = Reducible ? "only the selection's `" + ReductionName.str() + "()` is used"
-                           : "the selection's size shapes what follows";
+                 : ReducedLater ? Through + "only full sums or means of the selection are used"
+                                : "the selection's size shapes what follows";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
-  F.Remedy = Reducible ? "reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape"
-                       : "keep shapes fixed with `torch::where(mask, x, fill)` and reduce or "
-                         "mask later";
+  F.Remedy = Reducible || ReducedLater
+                 ? "reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape"
+                 : "keep shapes fixed with `torch::where(mask, x, fill)` and reduce or "
+                   "mask later";
   if (!Sure)
     F.Remedy += " (if `" + sourceText(Ctx, Mask) + "` is a boolean mask)";
 

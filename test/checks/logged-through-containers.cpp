@@ -55,3 +55,20 @@ int run_program(torch::Tensor x) {
     return 1;
   return 0;
 }
+
+// The container's size is its count of elements, not their values: a history
+// printed by index stays logged; a value that decides something stays true.
+void printed_by_index(torch::Tensor t, int steps) {
+  auto g = t.cuda();
+  std::vector<double> losses;
+  for (int step = 0; step < steps; ++step)
+    losses.push_back(g.sum().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: through `losses`, the value is only logged
+  for (size_t i = 0; i < losses.size(); ++i)
+    std::printf("%zu %f\n", i, losses[i]);
+  std::vector<double> scores;
+  scores.push_back(g.max().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `item()` on a GPU tensor {{.*}}; true dependency: through `scores`, the value decides a branch
+  if (!scores.empty() && scores[0] > 1.0)
+    std::printf("high\n");
+}

@@ -136,3 +136,14 @@ torch::Tensor sizes_and_scalars(torch::Tensor x, torch::Tensor lengths, torch::T
   // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value goes straight back into a tensor operation; {{.*}}[torch-sync-item]
   return first + scaled;
 }
+
+// A self-update (an exponential moving average) reads the old value to make the
+// new one: followed through the variable's other uses, named once.
+void moving_average(int steps) {
+  auto loss = torch::randn({}, torch::kCUDA);
+  double running = 0;
+  for (int step = 0; step < steps; ++step)
+    running = 0.9 * running + 0.1 * loss.item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:42: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: through `running`, the value is only logged (every iteration of the loop at line [[@LINE-2]]);
+  std::cout << running;
+}

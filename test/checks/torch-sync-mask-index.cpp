@@ -44,3 +44,15 @@ template <int N> torch::Tensor positive_sum(const torch::Tensor &x) {
 }
 template torch::Tensor positive_sum<0>(const torch::Tensor &);
 template torch::Tensor positive_sum<1>(const torch::Tensor &);
+
+// A selection kept in a variable that is only summed or averaged needs no size on
+// the host either (false, remedy without a fix: the declaration itself selects);
+// one whose size is read is true.
+double reduced_through_a_variable(const torch::Tensor &logits) {
+  auto probs = torch::sigmoid(logits.cuda());
+  auto confident = probs.index({probs > 0.5});
+  // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: selecting with a boolean mask on a GPU tensor makes the result's size depend on GPU data, so the host waits to learn it; false dependency: through `confident`, only full sums or means of the selection are used; reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape [torch-sync-mask-index]
+  auto sized = probs.index({probs > 0.9});
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
+  return confident.mean().item<double>() + confident.sum().item<double>() + static_cast<double>(sized.size(0));
+}
