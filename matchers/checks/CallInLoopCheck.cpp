@@ -31,13 +31,14 @@ struct CalleeSync {
 };
 } // namespace
 
-/// The first sync on a may-be-GPU value under \p S, following calls into
-/// functions of this TU with their arguments' placements bound.
-static std::optional<CalleeSync>
-findSync(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
-         llvm::function_ref<bool(Placement)> MayBeOnGpu, std::vector<const FunctionDecl *> &Path) {
-  if (!S || isa<LambdaExpr>(S))
-    return std::nullopt;
+/// The syncs on may-be-GPU values under \p S (at most \p Limit), following calls
+/// into functions of this TU with their arguments' placements bound.
+static void findSyncs(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
+                      llvm::function_ref<bool(Placement)> MayBeOnGpu,
+                      std::vector<const FunctionDecl *> &Path, std::vector<CalleeSync> &Found,
+                      size_t Limit) {
+  if (!S || isa<LambdaExpr>(S) || Found.size() >= Limit)
+    return;
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
     // The reads the tool inserted on purpose (one read after a loop, one
     // coalesced copy) are not reported again through their callers.
@@ -50,21 +51,17 @@ findSync(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
     if (Sync) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
       if (MayBeOnGpu(Where))
-        return CalleeSync{Call, *Sync, Where, Path};
+        Found.push_back(CalleeSync{Call, *Sync, Where, Path});
     } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
                Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
       Path.push_back(Callee);
-      std::optional<CalleeSync> Found = findSync(Callee->getBody(), Ctx, Oracle, MayBeOnGpu, Path);
+      findSyncs(Callee->getBody(), Ctx, Oracle, MayBeOnGpu, Path, Found, Limit);
       Path.pop_back();
       Oracle.popCallBindings();
-      if (Found)
-        return Found;
     }
   }
   for (const Stmt *Child : S->children())
-    if (std::optional<CalleeSync> Found = findSync(Child, Ctx, Oracle, MayBeOnGpu, Path))
-      return Found;
-  return std::nullopt;
+    findSyncs(Child, Ctx, Oracle, MayBeOnGpu, Path, Found, Limit);
 }
 
 void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
@@ -78,13 +75,28 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   if (!Callee || !enclosingLoop(Ctx, Call) || !Oracle.pushCallBindings(Call))
     return;
   std::vector<const FunctionDecl *> Path{Callee};
-  std::optional<CalleeSync> Found =
-      findSync(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, Path);
-  // The value's use is classified where it is read, inside the callee.
+  std::vector<CalleeSync> Syncs;
+  findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, Path, Syncs,
+            /*Limit=*/16);
+  // The call is as necessary as the callee's most necessary wait: the first one
+  // the host needs (a value that decides, a barrier) or else the first one. Each
+  // value's use is classified where it is read, inside the callee.
+  std::optional<CalleeSync> Found;
   UseVerdict Use;
-  if (Found && Found->What.ReadsValue && Found->What.Api != "print" &&
-      Found->What.Api != "operator<<")
-    Use = classifier(Ctx).classify(Found->Site);
+  for (const CalleeSync &Sync : Syncs) {
+    bool Logged = Sync.What.Api == "print" || Sync.What.Api == "operator<<";
+    UseVerdict V;
+    if (Sync.What.ReadsValue && !Logged)
+      V = classifier(Ctx).classify(Sync.Site);
+    bool Needed = Sync.What.ReadsValue ? (!Logged && !V.Reason.empty() && V.Kind == Dependency::True)
+                                       : true;
+    if (!Found || Needed) {
+      Found = Sync;
+      Use = V;
+    }
+    if (Needed)
+      break;
+  }
   Oracle.popCallBindings();
   if (!Found)
     return;

@@ -103,3 +103,19 @@ void copies_in_callees() {
     save_async(gpu);
   }
 }
+
+// The call is as necessary as the callee's most necessary wait: a logged read
+// first and a read that decides later make the call a true dependency.
+int64_t step_until_done(const torch::Tensor &state) {
+  std::cout << state.sum().item<float>();
+  return state.argmax().item<int64_t>() == 3 ? 1 : 0;
+}
+void decode_all() {
+  auto state = torch::randn({8}, torch::kCUDA);
+  int64_t done = 0;
+  for (int i = 0; i < 4; ++i)
+    done += step_until_done(state);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: the call to `step_until_done` makes the host wait for the GPU (`item` on a GPU tensor at line [[@LINE-7]]); true dependency: in the callee, the value chooses a branch of `?:`
+  // CHECK-MESSAGES: :[[@LINE-8]]:10: note: the host waits here
+  std::cout << done;
+}
