@@ -44,8 +44,12 @@ static ElementKind kindFromOptions(const Expr *E) {
     StringRef Name = calleeName(Call);
     if (Name == "dtype" && Call->getNumArgs() >= 1)
       return kindOfScalarTypeExpr(Call->getArg(0));
-    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
+      // `t.options()`: the dtype of t.
+      if (Name == "options" && isTensorType(MC->getImplicitObjectArgument()->getType()))
+        return elementKind(MC->getImplicitObjectArgument());
       return kindFromOptions(MC->getImplicitObjectArgument());
+    }
   }
   return ElementKind::Unknown;
 }
@@ -131,7 +135,19 @@ ElementKind elementKind(const Expr *E) {
           if (K != ElementKind::Unknown)
             return K;
         }
-      return Name == "arange" ? ElementKind::Unknown : ElementKind::Floating;
+      if (Name != "arange")
+        return ElementKind::Floating;
+      // arange with integer bounds (and no dtype) is int64, with a floating one float.
+      bool AnyFloating = false, AnyOther = false;
+      for (const Expr *Arg : Call->arguments()) {
+        if (isa<CXXDefaultArgExpr>(Arg) || isTensorOptionsType(Arg->getType()))
+          continue;
+        const Expr *Inner = ignoreWrappers(Arg);
+        QualType T = Inner ? Inner->IgnoreImpCasts()->getType() : Arg->getType();
+        AnyFloating |= T->isFloatingType();
+        AnyOther |= !T->isIntegerType() && !T->isFloatingType();
+      }
+      return AnyOther ? ElementKind::Unknown : AnyFloating ? ElementKind::Floating : ElementKind::Integer;
     }
     if (Name == "rand" || Name == "randn")
       return ElementKind::Floating;

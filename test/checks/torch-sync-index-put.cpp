@@ -47,3 +47,15 @@ template <typename T> void fill_at(torch::Tensor &x, T v) {
 }
 template void fill_at<float>(torch::Tensor &, float);
 template void fill_at<int>(torch::Tensor &, int);
+
+// Element kinds of index tensors made by factories: `arange` with integer bounds is
+// int64, `x.options()` carries x's dtype (issue 13: missed in an attention mask).
+void factory_indices() {
+  auto out = torch::randn({4, 16, 32}, torch::kCUDA);
+  auto first = torch::zeros({4}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  out.index_put_({torch::arange(4, first.options()), first, first}, 0.0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `index_put_` with integer indices and a host scalar copies the scalar with a wait; false dependency: the value can be a 0-dim tensor on the target's device; pass `torch::scalar_tensor(value, x.options())` [torch-sync-index-put]
+  // CHECK-FIXES: out.index_put_({torch::arange(4, first.options()), first, first}, torch::scalar_tensor(0.0, out.options()));
+  auto weights = torch::randn({4}, torch::kCUDA);
+  out.index_put_({torch::arange(4.0, weights.options())}, 0.0); // floating indices: not an integer gather
+}
