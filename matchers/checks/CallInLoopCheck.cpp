@@ -115,7 +115,16 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
            (Found->What.Tensor ? " on " + tensorPhrase(Found->Where) : std::string()) +
            " at line " + std::to_string(SM.getExpansionLineNumber(Found->Site->getBeginLoc())) +
            Chain + ")";
-  if (Found->What.ReadsValue && !Use.Reason.empty()) {
+  // A value the callee only accumulates or stores may still reach the caller through
+  // what the callee returns (a metrics struct): the caller's use of the result decides.
+  UseVerdict CallerUse;
+  if (Found->What.ReadsValue && !Use.Reason.empty() && Use.Kind == Dependency::False &&
+      !Callee->getReturnType()->isVoidType())
+    CallerUse = classifier(Ctx).classify(Call);
+  if (!CallerUse.Reason.empty() && CallerUse.Kind == Dependency::True) {
+    F.Use = CallerUse;
+    F.Use.Reason = "the callee's result carries the value back: " + CallerUse.Reason;
+  } else if (Found->What.ReadsValue && !Use.Reason.empty()) {
     F.Use = Use;
     F.Use.Reason = "in the callee, " + Use.Reason;
   } else if (Found->What.Api == "print" || Found->What.Api == "operator<<") {

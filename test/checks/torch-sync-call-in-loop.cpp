@@ -119,3 +119,32 @@ void decode_all() {
   // CHECK-MESSAGES: :[[@LINE-8]]:10: note: the host waits here
   std::cout << done;
 }
+
+// A callee that only accumulates a metric returns it: the caller's use of the
+// result decides the call's class (a decision per epoch: true; printed: false).
+struct EpochStats {
+  double loss = 0;
+};
+EpochStats run_epoch(const torch::Tensor &losses) {
+  EpochStats stats;
+  for (int b = 0; b < 4; ++b)
+    stats.loss += losses[b].item<double>();
+  return stats;
+}
+void epochs(double lr) {
+  auto losses = torch::randn({4}, torch::kCUDA);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    auto stats = run_epoch(losses);
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: the call to `run_epoch` makes the host wait for the GPU (`item` on a GPU tensor at line [[@LINE-7]]); true dependency: the callee's result carries the value back: through `stats`, the value decides an `if`
+    // CHECK-MESSAGES: :[[@LINE-8]]:19: note: the host waits here
+    if (stats.loss > 1.0)
+      lr *= 0.5;
+  }
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    auto stats = run_epoch(losses);
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: the call to `run_epoch` makes the host wait for the GPU (`item` on a GPU tensor at line [[@LINE-14]]); false dependency: in the callee, the value is accumulated into a host metric
+    // CHECK-MESSAGES: :[[@LINE-15]]:19: note: the host waits here
+    std::cout << stats.loss;
+  }
+  std::cout << lr;
+}

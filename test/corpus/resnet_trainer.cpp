@@ -91,7 +91,7 @@ int main() {
       if (++step % 5 == 0)
         std::printf("epoch %d step %d lr %.4f loss %.4f\n", epoch, step, lr, running);
     }
-    double accuracy = evaluate(model, val, device); // SYNC: false
+    double accuracy = evaluate(model, val, device); // SYNC: true
     std::printf("epoch %d accuracy %.4f\n", epoch, accuracy);
     if (accuracy > best_accuracy) {
       best_accuracy = accuracy;
