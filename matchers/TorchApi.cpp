@@ -188,7 +188,7 @@ llvm::ArrayRef<const DeclRefExpr *> referencesTo(const Stmt &Root, const VarDecl
   return It->second;
 }
 
-bool isInTemplateInstantiationMemo(ASTContext &Ctx, const Stmt *S) {
+bool isOutsideAnalysedCodeMemo(ASTContext &Ctx, const Stmt *S) {
   if (Memo.Ctx != &Ctx) {
     Memo.Ctx = &Ctx;
     Memo.Answers.clear();
@@ -214,6 +214,32 @@ bool isInTemplateInstantiationMemo(ASTContext &Ctx, const Stmt *S) {
     auto Parents = Ctx.getParents(Current);
     if (Parents.empty())
       break;
+    // A branch that never runs: `if constexpr (false)`, `if (kDebug)` with a
+    // constant false flag, or the `else` of a constant true condition. Its code is
+    // dead: not analysed.
+    if (const auto *If = Parents[0].get<IfStmt>(); If && Current.get<Stmt>() &&
+                                                   (Current.get<Stmt>() == If->getThen() ||
+                                                    Current.get<Stmt>() == If->getElse())) {
+      bool Value = false;
+      const Expr *Cond = If->getCond();
+      if (Cond && !If->getConditionVariable() && !Cond->isValueDependent() &&
+          Cond->EvaluateAsBooleanCondition(Value, Ctx) &&
+          (Current.get<Stmt>() == If->getThen() ? !Value : Value)) {
+        Answer = true;
+        break;
+      }
+    }
+    // The right operand of `false && x` / `true || x` (`if (kDebug && check(t))`).
+    if (const auto *Logical = Parents[0].get<BinaryOperator>();
+        Logical && Logical->isLogicalOp() && Current.get<Stmt>() == Logical->getRHS()) {
+      bool Value = false;
+      const Expr *LHS = Logical->getLHS();
+      if (!LHS->isValueDependent() && LHS->EvaluateAsBooleanCondition(Value, Ctx) &&
+          Value == (Logical->getOpcode() == BO_LOr)) {
+        Answer = true;
+        break;
+      }
+    }
     Current = Parents[0];
   }
   for (const Stmt *P : Path)

@@ -93,9 +93,10 @@ bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager 
 llvm::StringRef validationMacro(clang::ASTContext &Ctx, clang::SourceLocation Loc,
                                 clang::CharSourceRange *Invocation = nullptr);
 
-/// Whether S is in a template instantiation (memoised per TU; see
-/// matchers::inTemplateInstantiation).
-bool isInTemplateInstantiationMemo(clang::ASTContext &Ctx, const clang::Stmt *S);
+/// Whether S is in a template instantiation, or in a branch that never runs (an
+/// `if` with a constant condition): code not analysed (memoised per TU; see
+/// matchers::outsideAnalysedCode).
+bool isOutsideAnalysedCodeMemo(clang::ASTContext &Ctx, const clang::Stmt *S);
 /// Forgets the per-TU memos of this file (template instantiations,
 /// referencesTo, enclosingLoop): called at the start of each TU.
 void resetPerTranslationUnitMemos();
@@ -131,17 +132,18 @@ inline auto tensorExpr() {
 inline auto tensorClass() {
   return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase"));
 }
-/// A statement inside a template instantiation. clang's
+/// A statement inside a template instantiation or a dead branch. clang's
 /// isInTemplateInstantiation() is hasAncestor(...): a walk to the root for every
 /// candidate node, quadratic on long call chains (4,000 `.cuda().cpu()` took
 /// 38 s). This one memoises the answer per statement, so a TU costs one walk.
-AST_MATCHER(clang::Stmt, inTemplateInstantiation) {
-  return isInTemplateInstantiationMemo(Finder->getASTContext(), &Node);
+AST_MATCHER(clang::Stmt, outsideAnalysedCode) {
+  return isOutsideAnalysedCodeMemo(Finder->getASTContext(), &Node);
 }
 /// Code the user wrote, analysed once: a template in its first instantiation
 /// in the TU (calls on dependent types resolved), or in its definition when
 /// the TU never instantiates it; not in other instantiations.
-inline auto userCode() { return unless(inTemplateInstantiation()); }
+/// Code in a branch that never runs (a constant condition) is not analysed either.
+inline auto userCode() { return unless(outsideAnalysedCode()); }
 /// A call of one of the named methods of at::Tensor, binding the object as "object".
 template <typename... Names>
 auto tensorMethodCall(Names... MethodNames) {

@@ -165,10 +165,15 @@ struct UseJoin {
   std::string Via; ///< "through `x`", "returned by `f`"
   std::optional<UseVerdict> FirstFalse;
   bool AllLogged = true;
+  /// "through `y`, " + Reason, said once when the value passes through the same
+  /// variable again (`y = y.to(torch::kCPU)`).
+  std::string prefixed(const std::string &Reason) const {
+    return llvm::StringRef(Reason).starts_with(Via + ",") ? Reason : Via + ", " + Reason;
+  }
   /// The verdict when Use decides (a true use), else nullopt.
   std::optional<UseVerdict> add(UseVerdict Use) {
     if (Use.Kind == Dependency::True) {
-      Use.Reason = Via + ", " + Use.Reason;
+      Use.Reason = prefixed(Use.Reason);
       return Use;
     }
     AllLogged &= Use.OnlyLogged;
@@ -181,7 +186,7 @@ struct UseJoin {
     if (!FirstFalse)
       return std::nullopt;
     UseVerdict V = *FirstFalse;
-    V.Reason = Via + ", " + V.Reason;
+    V.Reason = prefixed(V.Reason);
     V.OnlyLogged = AllLogged;
     return V;
   }

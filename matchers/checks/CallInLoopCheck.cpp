@@ -35,6 +35,7 @@ struct CalleeSync {
 /// into functions of this TU with their arguments' placements bound.
 static void findSyncs(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
                       llvm::function_ref<bool(Placement)> MayBeOnGpu,
+                      llvm::function_ref<bool(const CallExpr *)> FixedElsewhere,
                       std::vector<const FunctionDecl *> &Path, std::vector<CalleeSync> &Found,
                       size_t Limit) {
   if (!S || isa<LambdaExpr>(S) || Found.size() >= Limit)
@@ -50,18 +51,18 @@ static void findSyncs(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
       Sync = SyncCall{"to(<CPU>)", MC->getImplicitObjectArgument(), /*ReadsValue=*/true};
     if (Sync) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
-      if (MayBeOnGpu(Where))
+      if (MayBeOnGpu(Where) && !FixedElsewhere(Call))
         Found.push_back(CalleeSync{Call, *Sync, Where, Path});
     } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
                Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
       Path.push_back(Callee);
-      findSyncs(Callee->getBody(), Ctx, Oracle, MayBeOnGpu, Path, Found, Limit);
+      findSyncs(Callee->getBody(), Ctx, Oracle, MayBeOnGpu, FixedElsewhere, Path, Found, Limit);
       Path.pop_back();
       Oracle.popCallBindings();
     }
   }
   for (const Stmt *Child : S->children())
-    findSyncs(Child, Ctx, Oracle, MayBeOnGpu, Path, Found, Limit);
+    findSyncs(Child, Ctx, Oracle, MayBeOnGpu, FixedElsewhere, Path, Found, Limit);
 }
 
 void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
@@ -76,8 +77,18 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   std::vector<const FunctionDecl *> Path{Callee};
   std::vector<CalleeSync> Syncs;
-  findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, Path, Syncs,
-            /*Limit=*/16);
+  // Waits the same run removes with their own fixes (an unused clip_grad_norm_, an
+  // accumulated read) do not make the call wait afterwards: citing one would change
+  // this finding after `--fix` (one run must reach the fixed point).
+  auto FixedElsewhere = [&](const CallExpr *Site) {
+    if (calleeName(Site) == "clip_grad_norm_" && isDiscarded(Ctx, Site) &&
+        isCheckEnabled("torch-sync-grad-norm"))
+      return true;
+    return isCheckEnabled("torch-sync-deferred-accumulate") &&
+           DeferredAccumulateCheck::reportsItem(Ctx, Site);
+  };
+  findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
+            Path, Syncs, /*Limit=*/16);
   // The call is as necessary as the callee's most necessary wait: the first one
   // the host needs (a value that decides, a barrier) or else the first one. Each
   // value's use is classified where it is read, inside the callee.

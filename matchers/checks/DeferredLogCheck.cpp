@@ -67,7 +67,7 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
   const Stmt *Loop = enclosingLoop(Ctx, Call);
-  if (!Loop)
+  if (!Loop || isMarkedInsertedSync(Call, Ctx))
     return;
   Placement Where = oracle(Ctx).tensorPlacement(Object);
   if (!mayBeOnGpu(Where))

@@ -39,11 +39,65 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
   if (isCheckEnabled("torch-sync-deferred-accumulate") && DeferredAccumulateCheck::reportsItem(Ctx, Call))
     return;
   std::vector<FixItHint> Fixes;
-  if (isDiscarded(Ctx, Call))
+  if (isDiscarded(Ctx, Call)) {
     if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/false, FusedNorm))
       if (auto Edits = fixItsFor({changeTo(node("call"), cat(*Clipping))}, Result))
         Fixes = *Edits;
+  } else if (const VarDecl *Var = F.Use.OnlyLogged ? normReadAtLogPoint(Ctx, Call) : nullptr) {
+    // `double norm = clip_grad_norm_(...); ... if (step % N == 0) log(norm);`: the
+    // variable holds the 0-dim device norm and the log point reads it.
+    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/true, FusedNorm)) {
+      std::string ReadType = Var->getType()->isSpecificBuiltinType(BuiltinType::Float) ? "float" : "double";
+      std::vector<ASTEdit> Edits{
+          changeTo(charRange(CharSourceRange::getCharRange(Var->getBeginLoc(), Var->getLocation())),
+                   cat(torchNamespacePrefix(Ctx) + "Tensor ")),
+          changeTo(node("call"), cat(*Clipping))};
+      for (const DeclRefExpr *Use :
+           referencesTo(*cast<FunctionDecl>(Var->getParentFunctionOrMethod())->getBody(), Var))
+        Edits.push_back(changeTo(selectTokens(Use), cat(Var->getNameAsString() + ".item<" + ReadType + ">()" +
+                                                        insertedSyncMarker("the norm, read where it is logged"))));
+      if (auto Bound = fixItsFor(Edits, Result))
+        Fixes = *Bound;
+    }
+  }
   report(Call->getBeginLoc(), F, Fixes);
+}
+
+/// The variable a clip_grad_norm_ call initialises when it can hold the device
+/// norm instead: a local `double`/`float`/`auto` declared alone, never written or
+/// referenced through an address afterwards, read once, under an `if` (a log
+/// interval) the declaration is not in; else nullptr. Read every iteration, the
+/// rewrite would only move the wait.
+const VarDecl *GradNormCheck::normReadAtLogPoint(ASTContext &Ctx, const CallExpr *Call) {
+  DynTypedNodeList Parents = Ctx.getParents(*Call);
+  while (!Parents.empty() && Parents[0].get<Expr>() &&
+         isa<ImplicitCastExpr, ExprWithCleanups>(Parents[0].get<Expr>()))
+    Parents = Ctx.getParents(Parents[0]);
+  const VarDecl *Var = Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+  const auto *Function = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
+  if (!Var || !Function || !Function->getBody() || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
+      !Var->getType()->isFloatingType() || Var->getType().isVolatileQualified())
+    return nullptr;
+  DynTypedNodeList DeclParents = Ctx.getParents(*Var);
+  const auto *Declaration = DeclParents.empty() ? nullptr : DeclParents[0].get<DeclStmt>();
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!Declaration || !Declaration->isSingleDecl() || Var->getBeginLoc().isMacroID() ||
+      !SM.isWrittenInMainFile(Var->getBeginLoc()))
+    return nullptr;
+  auto Uses = referencesTo(*Function->getBody(), Var);
+  if (Uses.size() != 1)
+    return nullptr;
+  const DeclRefExpr *Use = Uses.front();
+  // Read as a value (not assigned, incremented, bound to a reference or captured).
+  DynTypedNodeList UseParents = Ctx.getParents(*Use);
+  const auto *Read = UseParents.empty() ? nullptr : UseParents[0].get<ImplicitCastExpr>();
+  if (!Read || Read->getCastKind() != CK_LValueToRValue || Use->refersToEnclosingVariableOrCapture())
+    return nullptr;
+  // Under an `if` that does not also hold the declaration.
+  const Stmt *Guard = innermostAncestor(Ctx, Use, [](const Stmt *S) { return isa<IfStmt>(S); });
+  if (!Guard || SM.isBeforeInTranslationUnit(Guard->getBeginLoc(), Var->getBeginLoc()))
+    return nullptr;
+  return Var;
 }
 
 std::optional<std::string> GradNormCheck::deviceClipping(ASTContext &Ctx, const CallExpr *Call,

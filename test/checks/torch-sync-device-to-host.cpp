@@ -52,3 +52,11 @@ template <typename T> void generic(T t) { auto h = t.cpu(); } // dependent: not 
 void silenced(torch::Tensor t) {
   auto h = t.cpu(); // NOLINT(torch-sync-device-to-host)
 }
+
+// A self-reassignment names the variable once (issue 13: "through `y`, through `y`").
+float reassigned_copy(const torch::Tensor &x) {
+  auto y = x.cuda().to(torch::kCPU);
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: `to(<CPU>)` on a GPU tensor copies it to the host and waits for all queued GPU work; true dependency: through `y`, the host reads the tensor's memory;
+  y = y.to(torch::kCPU);
+  return y.data_ptr<float>()[0];
+}

@@ -1,4 +1,4 @@
-// RUN: %check_torch_sync --compile-fixed --check-prefix=CHECK,EXACT %s torch-sync-grad-norm,torch-sync-deferred-accumulate %t -- %mock_flags
+// RUN: %check_torch_sync --compile-fixed --check-prefix=CHECK,EXACT %s torch-sync-grad-norm,torch-sync-deferred-accumulate,torch-sync-item %t -- %mock_flags
 // RUN: %check_torch_sync --check-prefix=CHECK,FUSED %s torch-sync-grad-norm,torch-sync-deferred-accumulate %t.fused -config="{CheckOptions: {FusedNorm: true}}" -- %mock_flags
 #include <torch/torch.h>
 #include <iostream>
@@ -40,6 +40,20 @@ double accumulated(torch::nn::Linear &model, std::vector<torch::Tensor> &batches
 // CHECK-FIXES-NEXT: if (norm_sum_on_device.defined())
 // CHECK-FIXES-NEXT:   norm_sum_on_device.add_(norm_sum_step);
 // CHECK-FIXES:      norm_sum += norm_sum_on_device.item<double>();
+
+// A norm logged at an interval: the variable holds the 0-dim device norm and the
+// log point reads it (the wait moves into the `if`). Logged every step (the
+// `norm` case above), the rewrite would only move the wait: no fix.
+void logged_at_interval(torch::nn::Linear &model, int steps) {
+  for (int step = 0; step < steps; ++step) {
+    double grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `clip_grad_norm_` {{.*}}; false dependency: through `grad_norm`, the value is only logged (every iteration of the loop at line [[@LINE-2]]);
+    // EXACT-FIXES: torch::Tensor grad_norm = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { {{.*}} return total_; }(model->parameters(), 1.0);
+    if (step % 10 == 0)
+      std::cout << step << " " << grad_norm << "\n";
+    // CHECK-FIXES: std::cout << step << " " << grad_norm.item<double>() /* torch-syncfree: the norm, read where it is logged */ << "\n";
+  }
+}
 
 void negatives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_value_(model->parameters(), 1.0);  // returns nothing: no wait
