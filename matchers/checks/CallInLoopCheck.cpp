@@ -28,6 +28,7 @@ struct CalleeSync {
   SyncCall What;
   Placement Where = Placement::Unknown;
   std::vector<const FunctionDecl *> Path; ///< callee, then nested callees to the site
+  bool FixedElsewhere = false; ///< another check's fix removes it in the same run
 };
 } // namespace
 
@@ -51,8 +52,8 @@ static void findSyncs(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
       Sync = SyncCall{"to(<CPU>)", MC->getImplicitObjectArgument(), /*ReadsValue=*/true};
     if (Sync) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
-      if (MayBeOnGpu(Where) && !FixedElsewhere(Call))
-        Found.push_back(CalleeSync{Call, *Sync, Where, Path});
+      if (MayBeOnGpu(Where))
+        Found.push_back(CalleeSync{Call, *Sync, Where, Path, FixedElsewhere(Call)});
     } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
                Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
       Path.push_back(Callee);
@@ -78,8 +79,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   std::vector<const FunctionDecl *> Path{Callee};
   std::vector<CalleeSync> Syncs;
   // Waits the same run removes with their own fixes (an unused clip_grad_norm_, an
-  // accumulated read) do not make the call wait afterwards: citing one would change
-  // this finding after `--fix` (one run must reach the fixed point).
+  // accumulated read) are cited last: citing one would change this finding after
+  // `--fix` (one run must reach the fixed point).
   auto FixedElsewhere = [&](const CallExpr *Site) {
     if (calleeName(Site) == "clip_grad_norm_" && isDiscarded(Ctx, Site) &&
         isCheckEnabled("torch-sync-grad-norm"))
@@ -90,10 +91,12 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
             Path, Syncs, /*Limit=*/16);
   // The call is as necessary as the callee's most necessary wait: the first one
-  // the host needs (a value that decides, a barrier) or else the first one. Each
-  // value's use is classified where it is read, inside the callee.
+  // the host needs (a value that decides, a barrier), else the first one no other
+  // fix removes, else the first one. Each value's use is classified where it is
+  // read, inside the callee.
   std::optional<CalleeSync> Found;
   UseVerdict Use;
+  int FoundRank = 3;
   for (const CalleeSync &Sync : Syncs) {
     bool Logged = Sync.What.Api == "print" || Sync.What.Api == "operator<<";
     UseVerdict V;
@@ -101,11 +104,13 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
       V = classifier(Ctx).classify(Sync.Site);
     bool Needed = Sync.What.ReadsValue ? (!Logged && !V.Reason.empty() && V.Kind == Dependency::True)
                                        : true;
-    if (!Found || Needed) {
+    int Rank = Sync.FixedElsewhere ? 2 : Needed ? 0 : 1;
+    if (Rank < FoundRank) {
       Found = Sync;
       Use = V;
+      FoundRank = Rank;
     }
-    if (Needed)
+    if (Rank == 0)
       break;
   }
   Oracle.popCallBindings();

@@ -174,8 +174,8 @@ int main() {
     // CHECK-FIXES: running_loss += running_loss_on_device.item<double>();
     // CHECK-FIXES: correct += correct_on_device.item<int64_t>();
     double accuracy = evaluate(model, val_batches, device);
-    // No call-in-loop finding: evaluate's only wait is the accumulated read that
-    // deferred-accumulate fixes in the same run (its one read after the loop is the tool's own).
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: the call to `evaluate` makes the host wait for the GPU (`item` on a tensor that may be on the GPU at line 85); false dependency: in the callee, the value is accumulated into a host metric (every iteration of the loop at line 142); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :85:16: note: the host waits here
     std::printf("epoch %d train loss %.4f train acc %.4f val acc %.4f\n", epoch,
                 running_loss / seen, static_cast<double>(correct) / seen, accuracy);
     report_weights(model);
