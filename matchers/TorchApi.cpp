@@ -379,6 +379,15 @@ const Stmt *consumerOf(ASTContext &Ctx, const Expr *E) {
   }
 }
 
+const VarDecl *initialisedVariable(ASTContext &Ctx, const Expr *E) {
+  DynTypedNodeList Parents = Ctx.getParents(*E);
+  while (!Parents.empty() && Parents[0].get<Expr>() &&
+         isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
+             CXXConstructExpr>(Parents[0].get<Expr>()))
+    Parents = Ctx.getParents(Parents[0]);
+  return Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+}
+
 const Stmt *innermostAncestor(ASTContext &Ctx, const Stmt *S,
                               llvm::function_ref<bool(const Stmt *)> Matches,
                               const Stmt *StopAt) {

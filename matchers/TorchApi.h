@@ -37,6 +37,10 @@ const clang::Expr *ignoreWrappers(const clang::Expr *E);
 /// member access: the expression or statement that consumes E's value.
 const clang::Stmt *consumerOf(clang::ASTContext &Ctx, const clang::Expr *E);
 
+/// The variable \p E initialises (`auto x = E;`, through implicit casts,
+/// temporaries and a converting construction), or nullptr.
+const clang::VarDecl *initialisedVariable(clang::ASTContext &Ctx, const clang::Expr *E);
+
 /// The innermost for/while/do/range-for loop around \p S within its function or
 /// lambda, or nullptr.
 const clang::Stmt *enclosingLoop(clang::ASTContext &Ctx, const clang::Stmt *S);

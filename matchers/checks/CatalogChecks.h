@@ -78,7 +78,7 @@ public:
                                                    bool ReturnNorm, bool FusedNorm);
 
 private:
-  static const clang::VarDecl *normReadAtLogPoint(clang::ASTContext &Ctx, const clang::CallExpr *Call);
+  static const clang::DeclRefExpr *normReadAtLogPoint(clang::ASTContext &Ctx, const clang::CallExpr *Call);
   bool FusedNorm;
 };
 /// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option

@@ -63,18 +63,7 @@ void CheckedLinalgCheck::check(const MatchFinder::MatchResult &Result) {
   const VarDecl *Var = nullptr;
   const DeclStmt *Declaration = nullptr;
   if (UseExVariants && Declared && ResultInfoPair && !isa<CXXMemberCallExpr>(Call)) {
-    DynTypedNodeList Parents = Ctx.getParents(*Call);
-    const Stmt *Up = Call;
-    while (!Parents.empty() && !Var) {
-      if ((Var = Parents[0].get<VarDecl>()))
-        break;
-      const Stmt *Parent = Parents[0].get<Stmt>();
-      if (!Parent || !isa<ExprWithCleanups, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
-                          ImplicitCastExpr, CXXConstructExpr>(Parent))
-        break;
-      Up = Parent;
-      Parents = Ctx.getParents(*Up);
-    }
+    Var = initialisedVariable(Ctx, Call);
     if (Var) {
       DynTypedNodeList Above = Ctx.getParents(*Var);
       Declaration = Above.empty() ? nullptr : Above[0].get<DeclStmt>();

@@ -43,19 +43,18 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
     if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/false, FusedNorm))
       if (auto Edits = fixItsFor({changeTo(node("call"), cat(*Clipping))}, Result))
         Fixes = *Edits;
-  } else if (const VarDecl *Var = F.Use.OnlyLogged ? normReadAtLogPoint(Ctx, Call) : nullptr) {
+  } else if (const DeclRefExpr *Use = F.Use.OnlyLogged ? normReadAtLogPoint(Ctx, Call) : nullptr) {
     // `double norm = clip_grad_norm_(...); ... if (step % N == 0) log(norm);`: the
     // variable holds the 0-dim device norm and the log point reads it.
     if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/true, FusedNorm)) {
+      const auto *Var = cast<VarDecl>(Use->getDecl());
       std::string ReadType = Var->getType()->isSpecificBuiltinType(BuiltinType::Float) ? "float" : "double";
       std::vector<ASTEdit> Edits{
           changeTo(charRange(CharSourceRange::getCharRange(Var->getBeginLoc(), Var->getLocation())),
                    cat(torchNamespacePrefix(Ctx) + "Tensor ")),
-          changeTo(node("call"), cat(*Clipping))};
-      for (const DeclRefExpr *Use :
-           referencesTo(*cast<FunctionDecl>(Var->getParentFunctionOrMethod())->getBody(), Var))
-        Edits.push_back(changeTo(selectTokens(Use), cat(Var->getNameAsString() + ".item<" + ReadType + ">()" +
-                                                        insertedSyncMarker("the norm, read where it is logged"))));
+          changeTo(node("call"), cat(*Clipping)),
+          changeTo(selectTokens(Use), cat(Var->getNameAsString() + ".item<" + ReadType + ">()" +
+                                          insertedSyncMarker("the norm, read where it is logged")))};
       if (auto Bound = fixItsFor(Edits, Result))
         Fixes = *Bound;
     }
@@ -63,17 +62,13 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getBeginLoc(), F, Fixes);
 }
 
-/// The variable a clip_grad_norm_ call initialises when it can hold the device
-/// norm instead: a local `double`/`float`/`auto` declared alone, never written or
-/// referenced through an address afterwards, read once, under an `if` (a log
-/// interval) the declaration is not in; else nullptr. Read every iteration, the
-/// rewrite would only move the wait.
-const VarDecl *GradNormCheck::normReadAtLogPoint(ASTContext &Ctx, const CallExpr *Call) {
-  DynTypedNodeList Parents = Ctx.getParents(*Call);
-  while (!Parents.empty() && Parents[0].get<Expr>() &&
-         isa<ImplicitCastExpr, ExprWithCleanups>(Parents[0].get<Expr>()))
-    Parents = Ctx.getParents(Parents[0]);
-  const VarDecl *Var = Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+/// The one read of the variable a clip_grad_norm_ call initialises, when the
+/// variable can hold the device norm instead: a local `double`/`float`/`auto`
+/// declared alone, never written or referenced through an address afterwards,
+/// read once, under an `if` (a log interval) the declaration is not in; else
+/// nullptr. Read every iteration, the rewrite would only move the wait.
+const DeclRefExpr *GradNormCheck::normReadAtLogPoint(ASTContext &Ctx, const CallExpr *Call) {
+  const VarDecl *Var = initialisedVariable(Ctx, Call);
   const auto *Function = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
   if (!Var || !Function || !Function->getBody() || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
       !Var->getType()->isFloatingType() || Var->getType().isVolatileQualified())
@@ -97,7 +92,7 @@ const VarDecl *GradNormCheck::normReadAtLogPoint(ASTContext &Ctx, const CallExpr
   const Stmt *Guard = innermostAncestor(Ctx, Use, [](const Stmt *S) { return isa<IfStmt>(S); });
   if (!Guard || SM.isBeforeInTranslationUnit(Guard->getBeginLoc(), Var->getBeginLoc()))
     return nullptr;
-  return Var;
+  return Use;
 }
 
 std::optional<std::string> GradNormCheck::deviceClipping(ASTContext &Ctx, const CallExpr *Call,

@@ -38,12 +38,7 @@ static const Expr *maskArgument(const CallExpr *Call) {
 /// The local variable \p Selection initialises when its every use is a full
 /// `sum()` or `mean()` (nothing else reads the selection's shape); else nullptr.
 static const VarDecl *onlyReducedVariable(ASTContext &Ctx, const Expr *Selection) {
-  DynTypedNodeList Parents = Ctx.getParents(*Selection);
-  while (!Parents.empty() && Parents[0].get<Expr>() &&
-         isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
-             CXXConstructExpr>(Parents[0].get<Expr>()))
-    Parents = Ctx.getParents(Parents[0]);
-  const VarDecl *Var = Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+  const VarDecl *Var = initialisedVariable(Ctx, Selection);
   const auto *FD = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
   if (!Var || !FD || !FD->getBody() || Var->getType()->isReferenceType())
     return nullptr;

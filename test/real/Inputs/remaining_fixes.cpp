@@ -2,6 +2,7 @@
 // header trees: mask-index mean, index-put with CPU indices, copies with a dtype or
 // a tensor as target, copy_ from the host; the in-place device accumulation (with a
 // factor, a division, a size_t factor, an integer count, an accumulated clip_grad_norm_),
+// a clip_grad_norm_ logged at an interval,
 // coalesced reads with and without a cast, and pinning a pageable source.
 #include <torch/torch.h>
 #include <cstdio>
@@ -53,6 +54,18 @@ double accumulations(torch::nn::Linear &model, const std::vector<torch::Tensor> 
     // CHECK-FIXES: norm_sum_on_device.add_(norm_sum_step);
   }
   return loss_sum + mean + scaled + norm_sum + hits;
+}
+
+void norm_logged_at_interval(torch::nn::Linear &model, int steps) {
+  for (int step = 0; step < steps; ++step) {
+    model->forward(torch::randn({4, 8}, torch::kCUDA)).sum().backward();
+    double grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `clip_grad_norm_` {{.*}}[torch-sync-grad-norm]
+    // CHECK-FIXES: torch::Tensor grad_norm = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor {
+    if (step % 10 == 0)
+      std::printf("norm %f\n", grad_norm);
+    // CHECK-FIXES: std::printf("norm %f\n", grad_norm.item<double>() /* torch-syncfree: the norm, read where it is logged */);
+  }
 }
 
 double coalesced_one_kind() {
