@@ -16,19 +16,27 @@ case "${1:-}" in
   "") ;;
   *) echo "usage: scripts/test.sh [--no-sanitize|--sanitize]" >&2; exit 2 ;;
 esac
+# Each phase prints its wall time (bench/ci_time.sh collects them into a table).
+phase_start=$SECONDS
+phase() { echo "== phase: $1: $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
 scripts/setup-deps.sh
+phase "set-up (packages)"
 status=0
 results=()
 if [ "$normal" = 1 ]; then
   scripts/build.sh
+  phase "build (build/)"
   lit-22 -v --time-tests -o build/test/results.json build/test || status=$?
+  phase "lit (build/test)"
   results+=(build/test/results.json)
 fi
 if [ "$sanitize" = 1 ]; then
   echo "== the mock-header suites under ASan+UBSan (build-asan/) =="
   scripts/build.sh build-asan -DTORCH_SYNCFREE_SANITIZE=ON
+  phase "build (build-asan/)"
   lit-22 -v --time-tests -o build-asan/test/results.json \
     build-asan/test/checks build-asan/test/catalog build-asan/test/tool || status=$?
+  phase "lit (build-asan/test)"
   results+=(build-asan/test/results.json)
 fi
 python3 - "${results[@]}" <<'PY'

@@ -49,8 +49,12 @@ namespace {
 ///  * The checks traverse only the top-level declarations outside system headers.
 class UserCodeFocus : public SemaConsumer {
 public:
+  explicit UserCodeFocus(bool SkipSystemInstantiations)
+      : SkipSystemInstantiations(SkipSystemInstantiations) {}
   void InitializeSema(Sema &S) override {
     Actions = &S;
+    if (!SkipSystemInstantiations)
+      return;
     auto *External = dyn_cast_or_null<ExternalSemaSource>(S.getASTContext().getExternalSource());
     if (!External)
       return;
@@ -68,7 +72,8 @@ public:
   void ForgetSema() override { Actions = nullptr; }
 
   bool HandleTopLevelDecl(DeclGroupRef Group) override {
-    if (PrunedHeaderRequests || !Actions || Group.begin() == Group.end())
+    if (!SkipSystemInstantiations || PrunedHeaderRequests || !Actions ||
+        Group.begin() == Group.end())
       return true;
     const SourceManager &SM = Actions->getSourceManager();
     if (!SM.isWrittenInMainFile(SM.getExpansionLoc((*Group.begin())->getLocation())))
@@ -103,6 +108,13 @@ public:
 
 private:
   bool requestedForSystemCode(const Sema::PendingImplicitInstantiation &Pending) const {
+    // A function or variable that no other TU can define (internal linkage, or
+    // a type without linkage such as a lambda's: c10::fmap over a lambda in
+    // <torch/script.h>) is "used but not defined" at the end of the TU if its
+    // instantiation is skipped, and clang makes that an error: always performed.
+    if (const auto *Value = dyn_cast<ValueDecl>(Pending.first))
+      if (!Value->isExternallyVisible() || Actions->isExternalWithNoLinkageType(Value))
+        return false;
     const Decl *Pattern = Pending.first;
     if (const auto *Function = dyn_cast<FunctionDecl>(Pending.first)) {
       if (const FunctionDecl *From = Function->getTemplateInstantiationPattern())
@@ -118,6 +130,7 @@ private:
     return Loc.isValid() && SM.isInSystemHeader(SM.getExpansionLoc(Loc));
   }
 
+  bool SkipSystemInstantiations;
   Sema *Actions = nullptr;
   bool PrunedHeaderRequests = false;
 };
@@ -152,7 +165,7 @@ public:
       : Context(Context), ConsumerFactory(Context, std::move(FileSystem)), Options(Options) {}
 
   std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<Action>(ConsumerFactory, Context);
+    return std::make_unique<Action>(ConsumerFactory, Context, Options.SkipSystemInstantiations);
   }
 
   bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
@@ -243,14 +256,15 @@ private:
 
   class Action : public ASTFrontendAction {
   public:
-    Action(ClangTidyASTConsumerFactory &Factory, ClangTidyContext &Context)
-        : Factory(Factory), Context(Context) {}
+    Action(ClangTidyASTConsumerFactory &Factory, ClangTidyContext &Context,
+           bool SkipSystemInstantiations)
+        : Factory(Factory), Context(Context), SkipSystemInstantiations(SkipSystemInstantiations) {}
     std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &Compiler,
                                                    StringRef File) override {
       std::vector<std::unique_ptr<ASTConsumer>> Consumers;
       // Findings wanted in system headers (SystemHeaders): traverse everything.
       if (!Context.getOptionsForFile(File).SystemHeaders.value_or(false))
-        Consumers.push_back(std::make_unique<UserCodeFocus>());
+        Consumers.push_back(std::make_unique<UserCodeFocus>(SkipSystemInstantiations));
       Consumers.push_back(Factory.createASTConsumer(Compiler, File));
       return std::make_unique<MultiplexConsumer>(std::move(Consumers));
     }
@@ -258,6 +272,7 @@ private:
   private:
     ClangTidyASTConsumerFactory &Factory;
     ClangTidyContext &Context;
+    bool SkipSystemInstantiations;
   };
 
   ClangTidyContext &Context;
@@ -265,11 +280,60 @@ private:
   const RunOptions &Options;
 };
 
+bool hasCompileError(llvm::ArrayRef<ClangTidyError> Errors) {
+  return llvm::any_of(Errors, [](const ClangTidyError &E) {
+    return E.DiagLevel == ClangTidyError::Error &&
+           StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
+  });
+}
+
+static std::vector<ClangTidyError>
+runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
+              llvm::ArrayRef<std::string> Files,
+              IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
+              const RunOptions &Options);
+
 std::vector<ClangTidyError> runChecks(ClangTidyContext &Context,
                                       const CompilationDatabase &Compilations,
                                       llvm::ArrayRef<std::string> Files,
                                       IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
                                       const RunOptions &Options) {
+  std::vector<ClangTidyError> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options);
+  bool Shortcuts = !Options.SharedPch.empty() || Options.Preamble || Options.SkipSystemInstantiations;
+  if (!Shortcuts || !hasCompileError(Errors))
+    return Errors;
+  if (!Options.ConfirmErrorsInMainFile && Files.size() == 1) {
+    SmallString<256> Main(Files.front());
+    llvm::sys::path::remove_dots(Main, true);
+    for (const ClangTidyError &E : Errors)
+      if (E.DiagLevel == ClangTidyError::Error && StringRef(E.DiagnosticName).starts_with("clang-diagnostic")) {
+        SmallString<256> At(E.Message.FilePath);
+        llvm::sys::path::remove_dots(At, true);
+        if (At == Main)
+          return Errors;
+      }
+  }
+  // The shortcuts (a shared PCH, a preamble, skipped system instantiations)
+  // must never change what compiles: a failure with them is confirmed by a
+  // plain parse, as clang++ -fsyntax-only would do it (a header without
+  // include guards read twice, a diagnostic only the skipping causes).
+  RunOptions Plain = Options;
+  Plain.SharedPch.clear();
+  Plain.Preamble = nullptr;
+  Plain.SkipSystemInstantiations = false;
+  if (Options.ReadFiles)
+    Options.ReadFiles->clear();
+  std::vector<ClangTidyError> Confirmed = runChecksOnce(Context, Compilations, Files, FileSystem, Plain);
+  if (!hasCompileError(Confirmed) && Options.ParsedPlainly)
+    *Options.ParsedPlainly = true;
+  return Confirmed;
+}
+
+static std::vector<ClangTidyError>
+runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
+              llvm::ArrayRef<std::string> Files,
+              IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
+              const RunOptions &Options) {
   ClangTool Tool(Compilations, Files, std::make_shared<PCHContainerOperations>(), FileSystem);
   // The ExtraArgs(Before) of the file's .clang-tidy, as clang-tidy adds them.
   Tool.appendArgumentsAdjuster([&Context](const CommandLineArguments &Args, StringRef File) {

@@ -48,7 +48,19 @@ struct RunOptions {
   std::string SharedPch;
   /// Receives every file the analysis read (absolute paths), when set.
   std::vector<std::string> *ReadFiles = nullptr;
+  /// Template instantiations that LibTorch requests for itself are not
+  /// performed (the checks never look into them); off: clang's plain parse.
+  bool SkipSystemInstantiations = true;
+  /// Set when the parse failed with the shortcuts above (SharedPch, Preamble,
+  /// SkipSystemInstantiations) and succeeded without them.
+  bool *ParsedPlainly = nullptr;
+  /// Whether that plain parse is tried when an error lies in the main file
+  /// too (the editor: a file mid-edit; such an error is the user's).
+  bool ConfirmErrorsInMainFile = true;
 };
+
+/// A clang error (not a check's finding) among the results: the TU does not compile.
+bool hasCompileError(llvm::ArrayRef<clang::tidy::ClangTidyError> Errors);
 
 std::vector<clang::tidy::ClangTidyError>
 runChecks(clang::tidy::ClangTidyContext &Context,

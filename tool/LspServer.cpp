@@ -618,6 +618,7 @@ private:
     ClangTidyContext Context(Opts.Options());
     RunOptions Run;
     Run.Preamble = &Preamble;
+    Run.ConfirmErrorsInMainFile = false; // a typo mid-edit is the user's: no second parse
     std::vector<ClangTidyError> Errors = runChecks(Context, *Database, {Path}, Overlay, Run);
     bool ReportedCompileError = false;
     SmallString<256> Self(Path);

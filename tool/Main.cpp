@@ -585,6 +585,7 @@ int main(int argc, const char **argv) {
     }
   }
   std::atomic<unsigned> NotSelected{0};
+  std::atomic<unsigned> PlainRetries{0}; // units that compiled only without the shortcuts
   // The results cache is opt-in: --cache-dir given.
   std::unique_ptr<torch_syncfree::ResultsCache> Results;
   if (!CacheDir.empty())
@@ -651,6 +652,8 @@ int main(int argc, const char **argv) {
         }
         torch_syncfree::RunOptions Run;
         Run.EnableCheckProfile = EnableCheckProfile;
+        bool ParsedPlainly = false;
+        Run.ParsedPlainly = &ParsedPlainly;
         std::vector<std::string> ReadFiles;
         if (!CacheKey.empty())
           Run.ReadFiles = &ReadFiles;
@@ -660,23 +663,11 @@ int main(int argc, const char **argv) {
             Cached ? std::move(*Cached)
                    : torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
                                                UnitFS, Run);
-        // A compile error with the shared PCH is confirmed by a full parse
-        // (a header without include guards would be read twice).
-        if (!Run.SharedPch.empty() &&
-            llvm::any_of(Errors, [](const ClangTidyError &E) {
-              return E.DiagLevel == ClangTidyError::Error &&
-                     StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
-            })) {
-          Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
-          Run.SharedPch.clear();
-          ReadFiles.clear();
-          Errors = torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
-                                             UnitFS, Run);
+        bool CompileErrors = torch_syncfree::hasCompileError(Errors);
+        if (ParsedPlainly) {
+          ++PlainRetries;
+          Run.SharedPch.clear(); // the results read no PCH
         }
-        bool CompileErrors = llvm::any_of(Errors, [](const ClangTidyError &E) {
-          return E.DiagLevel == ClangTidyError::Error &&
-                 StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
-        });
         if (!Cached && !CacheKey.empty() && !CompileErrors) {
           if (!Run.SharedPch.empty())
             for (std::string &Input : torch_syncfree::pchInputs(Run.SharedPch))
@@ -908,6 +899,10 @@ int main(int argc, const char **argv) {
                << Files.size() << " with one, " << P.Built << " built, " << P.Reused
                << " reused, " << P.Failed << " failed (" << PchDirectory << "/pch)\n";
     }
+    if (PlainRetries)
+      errs() << "  parsed again without shortcuts: " << counted(PlainRetries, "unit")
+             << " failed with the shared PCH, preamble or skipped LibTorch instantiations and "
+                "compiled without them\n";
     if (ApplyFixes)
       errs() << "  fixes " << (DryRun ? "that would be applied " : "applied ") << Fixes.Applied
              << ", skipped " << Fixes.Skipped << ", files " << (DryRun ? "that would change " : "changed ")

@@ -166,6 +166,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   std::optional<std::string> Clipping =
       Clip ? GradNormCheck::deviceClipping(Ctx, Clip, /*ReturnNorm=*/true, FusedNorm) : std::nullopt;
 
+  // Reported at the sync call, as every other check reports (NOLINT, baselines
+  // and SARIF fingerprints point at the same token whichever check reports it).
+  SourceLocation SyncLoc = Clip ? Clip->getBeginLoc() : Item->getExprLoc();
   Finding F;
   F.What = "`" + Var->getNameAsString() + "` accumulates " +
            (Clip ? "the host norm `clip_grad_norm_` returns" : "`item()`") +
@@ -204,7 +207,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   if (!Refusal.empty()) {
     // Without a safe rewrite this is torch-sync-item's finding; say why once here.
     F.Remedy += " (no fix: " + Refusal + ")";
-    report(Accumulate->getOperatorLoc(), F);
+    report(SyncLoc, F);
     return;
   }
 
@@ -240,7 +243,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // For a clip_grad_norm_ summand, "the object" is the call: it is replaced whole.
   const auto *Member = Item ? dyn_cast<MemberExpr>(Item->getCallee()->IgnoreParens()) : nullptr;
   if (!Member && !Clip) {
-    report(Accumulate->getOperatorLoc(), F);
+    report(SyncLoc, F);
     return;
   }
   const Expr *Spelled = Clip ? Clip : Member->getBase()->IgnoreImplicit();
@@ -262,7 +265,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
       SM.getFileID(ObjectBegin) != SM.getFileID(StatementEnd) ||
       SM.isBeforeInTranslationUnit(ItemEnd, ObjectEnd) ||
       SM.isBeforeInTranslationUnit(StatementEnd, ItemEnd)) {
-    report(Accumulate->getOperatorLoc(), F); // not spelled in one piece: no rewrite
+    report(SyncLoc, F); // not spelled in one piece: no rewrite
     return;
   }
   // Host work per step counts on short steps: integer and bool tensors never require
@@ -288,7 +291,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                   : "static_cast<" + std::string(FactorType->isFloatingType() ? "double" : "int64_t") + ">(" +
                         Text + ")";
     if (Text.empty()) {
-      report(Accumulate->getOperatorLoc(), F);
+      report(SyncLoc, F);
       return;
     }
   }
@@ -322,7 +325,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                                              ".item<" + ItemType + ">();" +
                                              insertedSyncComment("one read after the loop")))};
   auto Fixes = fixItsFor(Edits, Result);
-  report(Accumulate->getOperatorLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+  report(SyncLoc, F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
 } // namespace torch_syncfree

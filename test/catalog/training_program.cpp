@@ -83,7 +83,7 @@ double evaluate(Classifier &model, const std::vector<Batch> &batches, torch::Dev
     // CHECK-FIXES: auto target = batch.target.to(device, /*non_blocking=*/true);
     auto predictions = model.forward(data).argmax(1);
     correct += predictions.eq(target).sum().item<int64_t>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: `correct` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-9]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:45: warning: `correct` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-9]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
     // CHECK-FIXES: auto correct_step = predictions.eq(target).sum();
     seen += target.size(0);
   }
@@ -161,10 +161,10 @@ int main() {
       optimizer.step();
 
       running_loss += loss.item<double>() * data.size(0);
-      // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `running_loss` accumulates `item()` every iteration, {{.*}}[torch-sync-deferred-accumulate]
+      // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `running_loss` accumulates `item()` every iteration, {{.*}}[torch-sync-deferred-accumulate]
       // CHECK-FIXES: running_loss_on_device.add_(running_loss_step, data.size(0));
       correct += logits.argmax(1).eq(target).sum().item<int64_t>();
-      // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `correct` accumulates `item()` every iteration, {{.*}}[torch-sync-deferred-accumulate]
+      // CHECK-MESSAGES: :[[@LINE-1]]:52: warning: `correct` accumulates `item()` every iteration, {{.*}}[torch-sync-deferred-accumulate]
       // CHECK-FIXES: correct_on_device.add_(correct_step);
       seen += data.size(0);
       if (++step % config.log_every == 0)

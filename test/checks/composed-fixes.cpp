@@ -11,8 +11,8 @@ double masked_total(std::vector<torch::Tensor> &xs) {
     auto g = x.cuda();
     auto mask = g > 0;
     total += g.index({mask}).sum().item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
-    // CHECK-MESSAGES: :[[@LINE-2]]:16: warning: selecting with a boolean mask
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: selecting with a boolean mask
+    // CHECK-MESSAGES: :[[@LINE-2]]:36: warning: `total` accumulates `item()` every iteration
   }
   return total;
 }
@@ -28,8 +28,8 @@ double best_rows(std::vector<torch::Tensor> &xs, int64_t n) {
     auto g = x.cuda();
     auto best = g.sum(1).argmax();
     sum += g.index({best}).sum().item<double>() * n;
-    // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: `sum` accumulates `item()` every iteration
-    // CHECK-MESSAGES: :[[@LINE-2]]:14: warning: indexing with a 0-dim integer tensor
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: indexing with a 0-dim integer tensor
+    // CHECK-MESSAGES: :[[@LINE-2]]:34: warning: `sum` accumulates `item()` every iteration
   }
   return sum;
 }
@@ -43,7 +43,7 @@ double sum_of_two(std::vector<torch::Tensor> &xs, torch::Tensor bias) {
   for (auto &x : xs) {
     auto g = x.cuda();
     s += (g.sum() + bias.cuda().sum()).item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `s` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: `s` accumulates `item()` every iteration
   }
   return s;
 }

@@ -15,7 +15,7 @@ void train(DataLoader &loader, torch::Device device) {
     // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `to(<GPU>)` may copy a host tensor to the GPU
     auto loss = data.sum();
     total += loss.template item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `total` accumulates `item()` every iteration
     std::printf("%f\n", loss.template item<float>());
     // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: `item()` on a tensor that may be on the GPU waits for the GPU every iteration although its value is only logged
   }

@@ -13,9 +13,9 @@ void epoch_metrics(torch::Tensor logits, torch::Tensor target) {
     for (int step = 0; step < 10; ++step) {
       auto loss = torch::mse_loss(logits, target);
       running += loss.item<double>() * logits.size(0);
-      // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `running` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-3]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
+      // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `running` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-3]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
       correct += logits.argmax(1).eq(target).sum().item<int64_t>();
-      // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `correct` accumulates `item()`
+      // CHECK-MESSAGES: :[[@LINE-1]]:52: warning: `correct` accumulates `item()`
       if (step == 7)
         break; // break reaches the statement after the loop: still applied
     }
@@ -57,7 +57,7 @@ int64_t counts_through_a_call(Net &net, const torch::Tensor &labels, int steps) 
   int64_t hits = 0;
   for (int i = 0; i < steps; ++i) {
     hits += net.forward(labels).eq(labels).sum().item<int64_t>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: `hits` accumulates `item()` every iteration
     // CHECK-FIXES: auto hits_step = net.forward(labels).eq(labels).sum();
   }
   return hits;
@@ -70,7 +70,7 @@ int64_t counts_of_unknown_dtype(const std::vector<torch::Tensor> &masks) {
   int64_t total = 0;
   for (const auto &m : masks) {
     total += m.sum().item<int64_t>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `total` accumulates `item()` every iteration
     // CHECK-FIXES: auto total_step = m.sum().detach();
     // CHECK-FIXES: total_on_device.add_(total_step.to(torch::kLong));
   }
@@ -84,11 +84,11 @@ double divided_and_scaled(const std::vector<torch::Tensor> &losses, size_t batch
   double mean = 0, weighted = 0, debt = 0;
   for (const auto &loss : losses) {
     mean += loss.item<double>() / losses.size();
-    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `mean` accumulates `item()`
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `mean` accumulates `item()`
     weighted += batch * (loss * 2).item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `weighted` accumulates `item()`
+    // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: `weighted` accumulates `item()`
     debt -= (loss.item<double>());
-    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `debt` accumulates `item()`
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `debt` accumulates `item()`
   }
   return mean + weighted + debt;
 }
@@ -107,7 +107,7 @@ int64_t integer_metric_with_a_fraction(const std::vector<torch::Tensor> &hits) {
   int64_t half = 0;
   for (const auto &h : hits) {
     half += h.sum().item<int64_t>() / 2;
-    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: {{.*}}(no fix: an integer metric with a floating factor or a division)
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: {{.*}}(no fix: an integer metric with a floating factor or a division)
   }
   return half;
 }
@@ -118,7 +118,7 @@ double not_a_plain_summand(int steps) {
   for (int i = 0; i < steps; ++i) {
     auto loss = torch::randn({}, torch::kCUDA);
     total += loss.item<double>() + 1.0;
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: {{.*}}(no fix: the summand is not a plain `t.item<T>()` (times a host value))
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: {{.*}}(no fix: the summand is not a plain `t.item<T>()` (times a host value))
   }
   return total;
 }
@@ -127,7 +127,7 @@ double read_inside(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i) {
     total += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates {{.*}} (no fix: `total` is also used inside the loop) [torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `total` accumulates {{.*}} (no fix: `total` is also used inside the loop) [torch-sync-deferred-accumulate]
     std::printf("%f\n", total);
   }
   return total;
@@ -137,7 +137,7 @@ double by_reference(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i) {
     total += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: {{.*}}(no fix: `total` is also used inside the loop)
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: {{.*}}(no fix: `total` is also used inside the loop)
     observe(total);
   }
   return total;
@@ -147,7 +147,7 @@ double early_return(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i) {
     total += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: {{.*}}(no fix: the loop can exit through return, goto or an exception before the read)
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: {{.*}}(no fix: the loop can exit through return, goto or an exception before the read)
     if (i == 2)
       return -1;
   }
@@ -159,7 +159,7 @@ double braceless_if(torch::Tensor loss, bool train) {
   if (train)
     for (int i = 0; i < 4; ++i) {
       total += loss.item<double>();
-      // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: {{.*}}(no fix: the loop is not a statement of a block)
+      // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: {{.*}}(no fix: the loop is not a statement of a block)
     }
   else
     total = -1;
@@ -170,14 +170,14 @@ void never_read(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i)
     total += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: {{.*}}(no fix: `total` is not read after the loop)
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: {{.*}}(no fix: `total` is not read after the loop)
 }
 
 double captured(torch::Tensor loss) {
   double total = 0;
   for (int i = 0; i < 4; ++i) {
     total += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: {{.*}}(no fix: `total` is also used inside the loop)
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: {{.*}}(no fix: `total` is also used inside the loop)
     auto show = [&] { std::printf("%f", total); };
   }
   return total;
@@ -219,7 +219,7 @@ template <int Scale> double summed(int steps) {
   for (int i = 0; i < steps; ++i) {
     auto loss = torch::randn({}, torch::kCUDA);
     total += loss.item<double>() * Scale;
-    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: `total` accumulates `item()` every iteration
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `total` accumulates `item()` every iteration
     // CHECK-FIXES: total_on_device.add_(total_step, Scale);
   }
   return total;

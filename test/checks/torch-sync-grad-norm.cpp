@@ -30,7 +30,7 @@ double accumulated(torch::nn::Linear &model, std::vector<torch::Tensor> &batches
   for (auto &x : batches) {
     model->forward(x).sum().backward();
     norm_sum += torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `norm_sum` accumulates the host norm `clip_grad_norm_` returns every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-3]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `norm_sum` accumulates the host norm `clip_grad_norm_` returns every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-3]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
   }
   return norm_sum;
 }

@@ -38,19 +38,19 @@ double accumulations(torch::nn::Linear &model, const std::vector<torch::Tensor> 
     auto loss = model->forward(x).pow(2).mean();
     loss.backward();
     loss_sum += loss.item<double>() * x.size(0);
-    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `loss_sum` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `loss_sum` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: loss_sum_on_device.add_(loss_sum_step, x.size(0));
     mean += loss.item<double>() / batches.size();
-    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `mean` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `mean` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: mean_on_device.add_(mean_step.to(torch::kDouble) / static_cast<int64_t>(batches.size()));
     scaled += scale * loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `scaled` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `scaled` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: scaled_on_device.add_(scaled_step, static_cast<int64_t>(scale));
     hits += x.gt(0).sum().item<int64_t>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `hits` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: `hits` accumulates `item()` {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: hits_on_device.add_(hits_step);
     norm_sum += torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `norm_sum` accumulates the host norm {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `norm_sum` accumulates the host norm {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: norm_sum_on_device.add_(norm_sum_step);
   }
   return loss_sum + mean + scaled + norm_sum + hits;

@@ -34,7 +34,7 @@ double train(std::vector<torch::Tensor> &inputs, std::vector<torch::Tensor> &tar
     loss.backward();
     optimizer.step();
     running += loss.item<double>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: `running` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop {{.*}}[torch-sync-deferred-accumulate]
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: `running` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop {{.*}}[torch-sync-deferred-accumulate]
     // CHECK-FIXES: running_on_device.add_(running_step);
     std::cout << "loss " << loss.item().toFloat() << "\n";
     // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: `item()` on a tensor that may be on the GPU waits for the GPU every iteration although its value is only logged; false dependency: the value is only logged {{.*}}[torch-sync-deferred-log]
