@@ -250,7 +250,7 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
     if (!(Construct && Construct->getNumArgs() == 0))
       Result = Evaluate(Init);
   }
-  for (const DeclRefExpr *Ref : referencesTo(*Body, VD)) {
+  for (const DeclRefExpr *Ref : TU.referencesTo(*Body, VD)) {
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     if (Parents.empty())
       continue;
@@ -286,12 +286,12 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
 
 std::optional<Placement> DeviceOracle::callerArgumentPlacement(const ParmVarDecl *Param, bool AsDevice) {
   const auto *FD = dyn_cast<FunctionDecl>(Param->getDeclContext());
-  if (!FD || !callersAllVisible(Ctx, FD) || FD->isVariadic() ||
+  if (!FD || !TU.callersAllVisible(FD) || FD->isVariadic() ||
       !FieldsAndCalleesInProgress.insert(Param).second)
     return std::nullopt;
   std::optional<Placement> Result;
   unsigned Index = Param->getFunctionScopeIndex();
-  llvm::ArrayRef<const CallExpr *> Calls = callsOf(Ctx, FD);
+  llvm::ArrayRef<const CallExpr *> Calls = TU.callsOf(FD);
   for (const CallExpr *Call : Calls) {
     if (Index >= Call->getNumArgs() || isa<CXXDefaultArgExpr>(Call->getArg(Index))) {
       Result = Placement::Unknown; // the default argument: not followed
@@ -813,7 +813,7 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
   std::optional<Placement> Result;
   if (const Expr *Init = VD->getInit())
     Result = elementPlacement(Init, Index);
-  for (const DeclRefExpr *Ref : referencesTo(*Body, VD))
+  for (const DeclRefExpr *Ref : TU.referencesTo(*Body, VD))
     Result = join(Result, containerUsePlacement(Ref, Index));
   InProgress.erase(VD);
   return Result;
@@ -878,7 +878,7 @@ std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
         const VarDecl *LoopVar = Loop->getLoopVariable();
         QualType T = LoopVar->getType();
         if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
-          for (const DeclRefExpr *Write : referencesTo(*Loop->getBody(), LoopVar))
+          for (const DeclRefExpr *Write : TU.referencesTo(*Loop->getBody(), LoopVar))
             Result = join(Result, storedPlacement(Write));
       }
   }

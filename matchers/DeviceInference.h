@@ -10,6 +10,7 @@
 #ifndef TORCH_SYNCFREE_DEVICEINFERENCE_H
 #define TORCH_SYNCFREE_DEVICEINFERENCE_H
 
+#include "TranslationUnitAnalysis.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/Analysis/CFG.h"
@@ -30,7 +31,7 @@ const char *describe(Placement P); // "CPU", "GPU", "unknown"
 
 class DeviceOracle {
 public:
-  explicit DeviceOracle(clang::ASTContext &Ctx) : Ctx(Ctx) {}
+  explicit DeviceOracle(TranslationUnitAnalysis &TU) : TU(TU), Ctx(TU.context()) {}
   clang::ASTContext &context() const { return Ctx; }
 
   /// Where the tensor the expression evaluates to lives.
@@ -108,6 +109,7 @@ private:
   const clang::Expr *rangeOfLoopElement(const clang::Expr *E);
   std::optional<Placement> operandsPlacement(const clang::CallExpr *Call);
 
+  TranslationUnitAnalysis &TU;
   clang::ASTContext &Ctx;
   llvm::DenseMap<const clang::Expr *, std::optional<Placement>> TensorCache;
   /// The work one tensorPlacement() question may do (expressions visited).

@@ -65,9 +65,10 @@ static bool spellsPinnedOption(ASTContext &Ctx, const Expr *Arg) {
 
 static Pinning join(Pinning A, Pinning B) { return A == B ? A : Pinning::Unknown; }
 
-static Pinning pinningOf(ASTContext &Ctx, const Expr *E, unsigned Depth);
+static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth);
 
-static Pinning variablePinning(ASTContext &Ctx, const VarDecl *VD, unsigned Depth) {
+static Pinning variablePinning(TranslationUnitAnalysis &TU, const VarDecl *VD, unsigned Depth) {
+  ASTContext &Ctx = TU.context();
   if (isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
     return Pinning::Unknown;
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
@@ -75,12 +76,12 @@ static Pinning variablePinning(ASTContext &Ctx, const VarDecl *VD, unsigned Dept
     return Pinning::Unknown;
   std::optional<Pinning> Result;
   if (const Expr *Init = VD->getInit())
-    Result = pinningOf(Ctx, Init, Depth + 1);
-  for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
+    Result = pinningOf(TU, Init, Depth + 1);
+  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
     const Stmt *Parent = consumerOf(Ctx, Use);
     if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Op && Op->getOperator() == OO_Equal && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use) {
-      Pinning Stored = pinningOf(Ctx, Op->getArg(1), Depth + 1);
+      Pinning Stored = pinningOf(TU, Op->getArg(1), Depth + 1);
       Result = Result ? join(*Result, Stored) : Stored;
     } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
                Call && !isa<CXXMemberCallExpr>(Call) && !isa<CXXOperatorCallExpr>(Call) &&
@@ -99,15 +100,16 @@ static Pinning variablePinning(ASTContext &Ctx, const VarDecl *VD, unsigned Dept
   return Result.value_or(Pinning::Unknown);
 }
 
-static Pinning pinningOf(ASTContext &Ctx, const Expr *E, unsigned Depth) {
+static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth) {
+  ASTContext &Ctx = TU.context();
   E = ignoreWrappers(E);
   if (!E || Depth > 16)
     return Pinning::Unknown;
   if (const Expr *Base = viewBase(E))
-    return pinningOf(Ctx, Base, Depth + 1);
+    return pinningOf(TU, Base, Depth + 1);
   if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
     if (const auto *VD = dyn_cast<VarDecl>(Ref->getDecl()))
-      return variablePinning(Ctx, VD, Depth);
+      return variablePinning(TU, VD, Depth);
     return Pinning::Unknown;
   }
   if (const auto *ME = dyn_cast<MemberExpr>(E)) {
@@ -142,7 +144,7 @@ static Pinning pinningOf(ASTContext &Ctx, const Expr *E, unsigned Depth) {
   return isTensorType(Call->getType()) ? Pinning::Pageable : Pinning::Unknown;
 }
 
-Pinning hostPinning(ASTContext &Ctx, const Expr *E) { return pinningOf(Ctx, E, 0); }
+Pinning hostPinning(TranslationUnitAnalysis &TU, const Expr *E) { return pinningOf(TU, E, 0); }
 
 bool mayBeNonContiguousView(const Expr *E) {
   for (E = ignoreWrappers(E); E; E = ignoreWrappers(viewBase(E))) {
@@ -167,14 +169,15 @@ bool mayBeNonContiguousView(const Expr *E) {
   return false;
 }
 
-std::optional<PinAtCreation> pinAtCreation(ASTContext &Ctx, const Expr *Source, const Stmt *Copy,
+std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const Expr *Source, const Stmt *Copy,
                                            bool TargetIsGpu) {
+  ASTContext &Ctx = TU.context();
   const Expr *Base = ignoreWrappers(Source);
   while (const Expr *Next = viewBase(Base))
     Base = ignoreWrappers(Next);
   const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Base);
   const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  const Stmt *Loop = enclosingLoop(Ctx, Copy);
+  const Stmt *Loop = TU.enclosingLoop(Copy);
   if (!VD || !Loop || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() ||
       VD->getType()->isReferenceType() || !VD->getInit())
     return std::nullopt;
@@ -183,7 +186,7 @@ std::optional<PinAtCreation> pinAtCreation(ASTContext &Ctx, const Expr *Source, 
   if (!SM.isBeforeInTranslationUnit(VD->getEndLoc(), Loop->getBeginLoc()))
     return std::nullopt;
   const auto *Init = dyn_cast<CallExpr>(ignoreWrappers(VD->getInit()));
-  if (!Init || !isInTorchNamespace(Init->getDirectCallee()) || hostPinning(Ctx, Init) != Pinning::Pageable ||
+  if (!Init || !isInTorchNamespace(Init->getDirectCallee()) || hostPinning(TU, Init) != Pinning::Pageable ||
       calleeName(Init) == "from_blob") // pinning from_blob's memory would copy it: a new tensor
     return std::nullopt;
   // Only read afterwards: every use is the object of a LibTorch method that does
@@ -191,7 +194,7 @@ std::optional<PinAtCreation> pinAtCreation(ASTContext &Ctx, const Expr *Source, 
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
   if (!FD || !FD->getBody())
     return std::nullopt;
-  for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
+  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
     const Stmt *Parent = consumerOf(Ctx, Use);
     if (isa_and_nonnull<LambdaExpr>(Parent))
       continue; // a capture: the lambda body's uses are among these uses
@@ -217,7 +220,7 @@ std::optional<PinAtCreation> pinAtCreation(ASTContext &Ctx, const Expr *Source, 
   }
   // Several copies of one source: the first one (in source order) carries the
   // edit, so the fixes of the others do not conflict with it.
-  for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
+  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
     const Expr *Viewed = Use;
     for (const Stmt *Parent = consumerOf(Ctx, Viewed); Parent; Parent = consumerOf(Ctx, Viewed)) {
       const auto *PE = dyn_cast<Expr>(Parent);

@@ -6,6 +6,7 @@
 #ifndef TORCH_SYNCFREE_PINNEDMEMORY_H
 #define TORCH_SYNCFREE_PINNEDMEMORY_H
 
+#include "TranslationUnitAnalysis.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include <optional>
@@ -21,7 +22,7 @@ enum class Pinning { Pinned, Pageable, Unknown };
 /// torch::data loader batches are pageable; views (narrow, slice, select, [i],
 /// view, reshape, detach) keep their base's; local variables join every value
 /// stored into them; parameters and calls of unseen code are unknown.
-Pinning hostPinning(clang::ASTContext &Ctx, const clang::Expr *E);
+Pinning hostPinning(TranslationUnitAnalysis &TU, const clang::Expr *E);
 
 /// Whether the view chain from \p E down to its base may be non-contiguous
 /// (`t()`, `transpose`, `permute`, `expand`, a non-zero `narrow`/`slice`/`select`
@@ -40,7 +41,7 @@ struct PinAtCreation {
   std::string NewInit;
   std::string Variable;
 };
-std::optional<PinAtCreation> pinAtCreation(clang::ASTContext &Ctx, const clang::Expr *Source,
+std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const clang::Expr *Source,
                                            const clang::Stmt *Copy, bool TargetIsGpu);
 
 } // namespace torch_syncfree

@@ -59,7 +59,8 @@ std::string tensorPhrase(Placement P) {
 }
 
 SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefault)
-    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", FixByDefault)), TidyContext(Context),
+    : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", FixByDefault)),
+      Hub(std::make_shared<AnalysisHub>()), TidyContext(Context),
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
@@ -75,46 +76,14 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
 }
 
-namespace {
-/// The analyses of the TU being checked, shared by all checks: a placement or
-/// a classification is computed once, not once per check (18 checks asked the
-/// same questions). One TU per thread at a time (batch workers, the language
-/// server's worker); reset at the start of each TU, before any matching.
-struct SharedAnalyses {
-  std::unique_ptr<DeviceOracle> Oracle;
-  std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
-};
-thread_local SharedAnalyses Shared;
-} // namespace
+void SyncCheck::onStartOfTranslationUnit() { Hub->startTranslationUnit(); }
 
-void SyncCheck::onStartOfTranslationUnit() {
-  resetPerTranslationUnitMemos();
-  Shared.Oracle.reset();
-  Shared.Classifiers.clear();
-  AnalysedContext = nullptr;
-  Oracle = nullptr;
-  Classifier = nullptr;
-}
+TranslationUnitAnalysis &SyncCheck::analysis(ASTContext &Ctx) { return Hub->analysis(Ctx); }
 
-DeviceOracle &SyncCheck::oracle(ASTContext &Ctx) {
-  if (AnalysedContext != &Ctx || !Oracle) {
-    AnalysedContext = &Ctx;
-    if (!Shared.Oracle || &Shared.Oracle->context() != &Ctx) {
-      Shared.Oracle = std::make_unique<DeviceOracle>(Ctx);
-      Shared.Classifiers.clear();
-    }
-    Oracle = Shared.Oracle.get();
-    std::unique_ptr<UseClassifier> &C = Shared.Classifiers[ClassifierOpts.LoggingFunctions];
-    if (!C)
-      C = std::make_unique<UseClassifier>(Ctx, ClassifierOpts);
-    Classifier = C.get();
-  }
-  return *Oracle;
-}
+DeviceOracle &SyncCheck::oracle(ASTContext &Ctx) { return analysis(Ctx).oracle(); }
 
 UseClassifier &SyncCheck::classifier(ASTContext &Ctx) {
-  oracle(Ctx);
-  return *Classifier;
+  return analysis(Ctx).classifier(ClassifierOpts);
 }
 
 void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint> Fixes) {

@@ -5,6 +5,7 @@
 #define TORCH_SYNCFREE_SYNCCHECK_H
 
 #include "DeviceInference.h"
+#include "TranslationUnitAnalysis.h"
 #include "UseClassifier.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
@@ -39,6 +40,9 @@ public:
     return LangOpts.CPlusPlus;
   }
   void onStartOfTranslationUnit() override;
+  /// The checks of one factory set share one hub, hence one analysis per TU
+  /// (TorchSyncModule); a check made alone has a hub of its own.
+  void shareAnalysesThrough(std::shared_ptr<AnalysisHub> Shared) { Hub = std::move(Shared); }
 
 protected:
   /// With OnlyDefiniteGPU, only tensors known to be on the GPU are reported;
@@ -49,6 +53,10 @@ protected:
   bool mayBeOnCpu(Placement P) const {
     return P == Placement::Cpu || (P == Placement::Unknown && !OnlyDefiniteGPU);
   }
+  /// This TU's analysis: memos, indices, the oracle and the classifiers.
+  TranslationUnitAnalysis &analysis(clang::ASTContext &Ctx);
+  /// For matchers that ask the analysis (matchers::userCode).
+  AnalysisHub *hub() const { return Hub.get(); }
   DeviceOracle &oracle(clang::ASTContext &Ctx);
   UseClassifier &classifier(clang::ASTContext &Ctx);
 
@@ -99,13 +107,11 @@ protected:
   bool FixesEnabled;
 
 private:
+  std::shared_ptr<AnalysisHub> Hub;
   clang::tidy::ClangTidyContext *TidyContext;
   bool OnlyDefiniteGPU;
   std::string LoggingFunctionsOption;
   ClassifierOptions ClassifierOpts;
-  clang::ASTContext *AnalysedContext = nullptr;
-  DeviceOracle *Oracle = nullptr;          ///< shared by every check of the TU
-  UseClassifier *Classifier = nullptr;     ///< shared by checks with equal options
 };
 
 } // namespace torch_syncfree

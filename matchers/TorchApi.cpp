@@ -1,4 +1,7 @@
 #include "TorchApi.h"
+#include "DeviceInference.h"
+#include "TranslationUnitAnalysis.h"
+#include "UseClassifier.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
 
@@ -30,19 +33,26 @@ static std::string qualifiedNameOf(QualType T) {
   return {};
 }
 
-namespace {
-struct InstantiationMemo {
-  const ASTContext *Ctx = nullptr;
-  llvm::DenseMap<const Stmt *, bool> Answers;
-};
-thread_local InstantiationMemo Memo;
+TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Ctx) : Ctx(Ctx) {}
+TranslationUnitAnalysis::~TranslationUnitAnalysis() = default;
+
+DeviceOracle &TranslationUnitAnalysis::oracle() {
+  if (!Oracle)
+    Oracle = std::make_unique<DeviceOracle>(*this);
+  return *Oracle;
+}
+
+UseClassifier &TranslationUnitAnalysis::classifier(const ClassifierOptions &Options) {
+  std::unique_ptr<UseClassifier> &C = Classifiers[Options.LoggingFunctions];
+  if (!C)
+    C = std::make_unique<UseClassifier>(*this, Options);
+  return *C;
+}
 
 /// The instantiation of a function template (or of a member function of a
 /// class template) that stands for its pattern: the first one with a body in
 /// this TU, or null when the template is never instantiated here.
-thread_local llvm::DenseMap<const FunctionDecl *, const FunctionDecl *> Representatives;
-
-const FunctionDecl *representativeOf(const FunctionDecl *Pattern) {
+const FunctionDecl *TranslationUnitAnalysis::representativeOf(const FunctionDecl *Pattern) {
   auto [It, Inserted] = Representatives.try_emplace(Pattern, nullptr);
   if (!Inserted)
     return It->second;
@@ -72,6 +82,7 @@ const FunctionDecl *representativeOf(const FunctionDecl *Pattern) {
   return Found;
 }
 
+namespace {
 /// A function template's definition whose calls may be dependent (a method
 /// of a class template, or a function template).
 bool isTemplatePattern(const FunctionDecl *FD) {
@@ -87,7 +98,9 @@ bool isTemplatePattern(const FunctionDecl *FD) {
 /// calls the matchers see; a template never instantiated here is analysed in
 /// its definition. Other instantiations, and the definition of a template
 /// analysed through an instantiation, are skipped.
-bool declIsInInstantiation(const Decl *D) {
+} // namespace
+
+bool TranslationUnitAnalysis::declIsInInstantiation(const Decl *D) {
   for (const DeclContext *DC = isa<DeclContext>(D) ? cast<DeclContext>(D) : D->getDeclContext();
        DC; DC = DC->getParent()) {
     if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
@@ -108,23 +121,8 @@ bool declIsInInstantiation(const Decl *D) {
   }
   return false;
 }
-} // namespace
 
-namespace {
-using ReferenceIndex =
-    llvm::DenseMap<const VarDecl *, llvm::SmallVector<const DeclRefExpr *, 4>>;
-thread_local llvm::DenseMap<const Stmt *, std::unique_ptr<ReferenceIndex>> ReferenceIndices;
-thread_local llvm::DenseMap<const Stmt *, const Stmt *> LoopMemo;
-} // namespace
-
-static llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> CallsOf;
-static llvm::DenseSet<const Expr *> TakenOver;
-
-void markReadTakenOver(const Expr *Read) { TakenOver.insert(Read); }
-bool isReadTakenOver(const Expr *Read) { return TakenOver.contains(Read); }
-static std::optional<bool> ProgramTU;
-
-bool callersAllVisible(ASTContext &Ctx, const FunctionDecl *FD) {
+bool TranslationUnitAnalysis::callersAllVisible(const FunctionDecl *FD) {
   const SourceManager &SM = Ctx.getSourceManager();
   if (!FD || FD->isMain() || isa<CXXMethodDecl>(FD) || !FD->hasBody() ||
       !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
@@ -138,7 +136,7 @@ bool callersAllVisible(ASTContext &Ctx, const FunctionDecl *FD) {
   return *ProgramTU || !FD->isExternallyVisible();
 }
 
-llvm::ArrayRef<const CallExpr *> callsOf(ASTContext &Ctx, const FunctionDecl *FD) {
+llvm::ArrayRef<const CallExpr *> TranslationUnitAnalysis::callsOf(const FunctionDecl *FD) {
   FD = FD->getCanonicalDecl();
   auto [It, Inserted] = CallsOf.try_emplace(FD);
   if (Inserted) {
@@ -155,18 +153,8 @@ llvm::ArrayRef<const CallExpr *> callsOf(ASTContext &Ctx, const FunctionDecl *FD
   return It->second;
 }
 
-void resetPerTranslationUnitMemos() {
-  CallsOf.clear();
-  TakenOver.clear();
-  ProgramTU.reset();
-  Representatives.clear();
-  Memo.Ctx = nullptr;
-  Memo.Answers.clear();
-  ReferenceIndices.clear();
-  LoopMemo.clear();
-}
-
-llvm::ArrayRef<const DeclRefExpr *> referencesTo(const Stmt &Root, const VarDecl *VD) {
+llvm::ArrayRef<const DeclRefExpr *> TranslationUnitAnalysis::referencesTo(const Stmt &Root,
+                                                                         const VarDecl *VD) {
   std::unique_ptr<ReferenceIndex> &Index = ReferenceIndices[&Root];
   if (!Index) {
     Index = std::make_unique<ReferenceIndex>();
@@ -188,11 +176,7 @@ llvm::ArrayRef<const DeclRefExpr *> referencesTo(const Stmt &Root, const VarDecl
   return It->second;
 }
 
-bool isOutsideAnalysedCodeMemo(ASTContext &Ctx, const Stmt *S) {
-  if (Memo.Ctx != &Ctx) {
-    Memo.Ctx = &Ctx;
-    Memo.Answers.clear();
-  }
+bool TranslationUnitAnalysis::isOutsideAnalysedCode(const Stmt *S) {
   // Walk up to a statement already answered or to the first declaration,
   // then answer for every statement on the way. Other nodes between (member
   // initialisers, type locations) are walked through without memoising.
@@ -201,8 +185,8 @@ bool isOutsideAnalysedCodeMemo(ASTContext &Ctx, const Stmt *S) {
   DynTypedNode Current = DynTypedNode::create(*S);
   for (unsigned Steps = 0; Steps < 100000; ++Steps) {
     if (const auto *CurrentStmt = Current.get<Stmt>()) {
-      auto It = Memo.Answers.find(CurrentStmt);
-      if (It != Memo.Answers.end()) {
+      auto It = OutsideAnalysedCode.find(CurrentStmt);
+      if (It != OutsideAnalysedCode.end()) {
         Answer = It->second;
         break;
       }
@@ -243,7 +227,7 @@ bool isOutsideAnalysedCodeMemo(ASTContext &Ctx, const Stmt *S) {
     Current = Parents[0];
   }
   for (const Stmt *P : Path)
-    Memo.Answers[P] = Answer;
+    OutsideAnalysedCode[P] = Answer;
   return Answer;
 }
 
@@ -408,7 +392,7 @@ const Stmt *innermostAncestor(ASTContext &Ctx, const Stmt *S,
   }
 }
 
-const Stmt *enclosingLoop(ASTContext &Ctx, const Stmt *S) {
+const Stmt *TranslationUnitAnalysis::enclosingLoop(const Stmt *S) {
   // Memoised per TU: every site asks, and a walk to the function per site
   // is quadratic on long expressions.
   // `do { ... } while (0)` (a statement macro's body) is not a loop.

@@ -4,6 +4,7 @@
 #ifndef TORCH_SYNCFREE_TORCHAPI_H
 #define TORCH_SYNCFREE_TORCHAPI_H
 
+#include "TranslationUnitAnalysis.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -41,9 +42,6 @@ const clang::Stmt *consumerOf(clang::ASTContext &Ctx, const clang::Expr *E);
 /// temporaries and a converting construction), or nullptr.
 const clang::VarDecl *initialisedVariable(clang::ASTContext &Ctx, const clang::Expr *E);
 
-/// The innermost for/while/do/range-for loop around \p S within its function or
-/// lambda, or nullptr.
-const clang::Stmt *enclosingLoop(clang::ASTContext &Ctx, const clang::Stmt *S);
 
 /// The innermost ancestor of \p S (within its function or lambda, below \p StopAt)
 /// for which \p Matches holds, or nullptr. Declarations on the way (a variable whose
@@ -97,35 +95,6 @@ bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager 
 llvm::StringRef validationMacro(clang::ASTContext &Ctx, clang::SourceLocation Loc,
                                 clang::CharSourceRange *Invocation = nullptr);
 
-/// Whether S is in a template instantiation, or in a branch that never runs (an
-/// `if` with a constant condition): code not analysed (memoised per TU; see
-/// matchers::outsideAnalysedCode).
-bool isOutsideAnalysedCodeMemo(clang::ASTContext &Ctx, const clang::Stmt *S);
-/// Forgets the per-TU memos of this file (template instantiations,
-/// referencesTo, enclosingLoop): called at the start of each TU.
-void resetPerTranslationUnitMemos();
-
-/// Every DeclRefExpr naming VD inside Root, in source order. Indexed once per
-/// root and TU (one walk of Root for all its variables): the analyses ask
-/// this per use, and a findAll() matcher per question was quadratic (2,000
-/// reassignments of one variable took 52 s).
-llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
-                                                        const clang::VarDecl *VD);
-
-/// Reads a fix of one check takes over (the item() calls of a coalesced run):
-/// other checks do not report them again. Checks that mark run before those that
-/// ask on the same site (the matcher visits a block before the statements in it).
-/// Forgotten at the start of each TU.
-void markReadTakenOver(const clang::Expr *Read);
-bool isReadTakenOver(const clang::Expr *Read);
-
-/// Whether every caller of \p FD is in this translation unit: a function (not a
-/// method, not main) defined in the main file of a program (a TU that defines
-/// main), or one with internal linkage.
-bool callersAllVisible(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
-/// The calls of \p FD spelled in the main file, in source order (memoised per TU).
-llvm::ArrayRef<const clang::CallExpr *> callsOf(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
-
 namespace matchers {
 using namespace clang::ast_matchers;
 /// An expression whose type is a tensor (value, reference or const reference).
@@ -140,20 +109,20 @@ inline auto tensorClass() {
 /// isInTemplateInstantiation() is hasAncestor(...): a walk to the root for every
 /// candidate node, quadratic on long call chains (4,000 `.cuda().cpu()` took
 /// 38 s). This one memoises the answer per statement, so a TU costs one walk.
-AST_MATCHER(clang::Stmt, outsideAnalysedCode) {
-  return isOutsideAnalysedCodeMemo(Finder->getASTContext(), &Node);
+AST_MATCHER_P(clang::Stmt, outsideAnalysedCode, AnalysisHub *, Hub) {
+  return Hub->analysis(Finder->getASTContext()).isOutsideAnalysedCode(&Node);
 }
 /// Code the user wrote, analysed once: a template in its first instantiation
 /// in the TU (calls on dependent types resolved), or in its definition when
 /// the TU never instantiates it; not in other instantiations.
 /// Code in a branch that never runs (a constant condition) is not analysed either.
-inline auto userCode() { return unless(outsideAnalysedCode()); }
+inline auto userCode(AnalysisHub *Hub) { return unless(outsideAnalysedCode(Hub)); }
 /// A call of one of the named methods of at::Tensor, binding the object as "object".
 template <typename... Names>
-auto tensorMethodCall(Names... MethodNames) {
+auto tensorMethodCall(AnalysisHub *Hub, Names... MethodNames) {
   return cxxMemberCallExpr(
       callee(cxxMethodDecl(hasAnyName(MethodNames...), ofClass(tensorClass()))),
-      on(expr().bind("object")), userCode());
+      on(expr().bind("object")), userCode(Hub));
 }
 } // namespace matchers
 

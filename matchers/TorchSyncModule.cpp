@@ -11,28 +11,43 @@ using namespace clang::tidy;
 
 namespace torch_syncfree {
 
+template <typename CheckT>
+static void add(ClangTidyCheckFactories &Factories, const std::shared_ptr<AnalysisHub> &Hub,
+                llvm::StringRef Name) {
+  Factories.registerCheckFactory(Name, [Hub](llvm::StringRef CheckName, ClangTidyContext *Context) {
+    auto Check = std::make_unique<CheckT>(CheckName, Context);
+    Check->shareAnalysesThrough(Hub);
+    return Check;
+  });
+}
+
 class TorchSyncModule : public ClangTidyModule {
 public:
   void addCheckFactories(ClangTidyCheckFactories &Factories) override {
-    Factories.registerCheck<ItemCheck>("torch-sync-item");
-    Factories.registerCheck<DeviceToHostCheck>("torch-sync-device-to-host");
-    Factories.registerCheck<HostToDeviceCheck>("torch-sync-host-to-device");
-    Factories.registerCheck<TensorFactoryCheck>("torch-sync-tensor-factory");
-    Factories.registerCheck<MaskIndexCheck>("torch-sync-mask-index");
-    Factories.registerCheck<IndexPutCheck>("torch-sync-index-put");
-    Factories.registerCheck<ScalarIndexCheck>("torch-sync-scalar-index");
-    Factories.registerCheck<DynamicShapeCheck>("torch-sync-dynamic-shape");
-    Factories.registerCheck<HostBoolCheck>("torch-sync-host-bool");
-    Factories.registerCheck<CheckedLinalgCheck>("torch-sync-checked-linalg");
-    Factories.registerCheck<GradNormCheck>("torch-sync-grad-norm");
-    Factories.registerCheck<ExplicitSyncCheck>("torch-sync-explicit");
-    Factories.registerCheck<PrintCheck>("torch-sync-print");
-    Factories.registerCheck<DeferredAccumulateCheck>("torch-sync-deferred-accumulate");
-    Factories.registerCheck<GraphCaptureCheck>("torch-sync-graph-capture");
-    Factories.registerCheck<DeferredLogCheck>("torch-sync-deferred-log");
-    Factories.registerCheck<CoalesceCheck>("torch-sync-coalesce");
-    Factories.registerCheck<CallInLoopCheck>("torch-sync-call-in-loop");
-    Factories.registerCheck<PageableCopyCheck>("torch-sync-pageable-copy");
+    // One hub for the checks this factory set creates: they share the
+    // analysis of each TU (one oracle, one index) and the reads one check's
+    // fix takes over. A factory set checks one TU at a time (clang-tidy's
+    // run, a batch worker's runChecks, an editor analysis).
+    auto Hub = std::make_shared<AnalysisHub>();
+    add<ItemCheck>(Factories, Hub, "torch-sync-item");
+    add<DeviceToHostCheck>(Factories, Hub, "torch-sync-device-to-host");
+    add<HostToDeviceCheck>(Factories, Hub, "torch-sync-host-to-device");
+    add<TensorFactoryCheck>(Factories, Hub, "torch-sync-tensor-factory");
+    add<MaskIndexCheck>(Factories, Hub, "torch-sync-mask-index");
+    add<IndexPutCheck>(Factories, Hub, "torch-sync-index-put");
+    add<ScalarIndexCheck>(Factories, Hub, "torch-sync-scalar-index");
+    add<DynamicShapeCheck>(Factories, Hub, "torch-sync-dynamic-shape");
+    add<HostBoolCheck>(Factories, Hub, "torch-sync-host-bool");
+    add<CheckedLinalgCheck>(Factories, Hub, "torch-sync-checked-linalg");
+    add<GradNormCheck>(Factories, Hub, "torch-sync-grad-norm");
+    add<ExplicitSyncCheck>(Factories, Hub, "torch-sync-explicit");
+    add<PrintCheck>(Factories, Hub, "torch-sync-print");
+    add<DeferredAccumulateCheck>(Factories, Hub, "torch-sync-deferred-accumulate");
+    add<GraphCaptureCheck>(Factories, Hub, "torch-sync-graph-capture");
+    add<DeferredLogCheck>(Factories, Hub, "torch-sync-deferred-log");
+    add<CoalesceCheck>(Factories, Hub, "torch-sync-coalesce");
+    add<CallInLoopCheck>(Factories, Hub, "torch-sync-call-in-loop");
+    add<PageableCopyCheck>(Factories, Hub, "torch-sync-pageable-copy");
   }
 };
 

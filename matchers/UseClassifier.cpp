@@ -142,7 +142,7 @@ bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
 }
 
 unsigned UseClassifier::enclosingLoopLine(const Stmt *S) {
-  const Stmt *Loop = enclosingLoop(Ctx, S);
+  const Stmt *Loop = TU.enclosingLoop(S);
   return Loop ? Ctx.getSourceManager().getExpansionLineNumber(Loop->getBeginLoc()) : 0;
 }
 
@@ -211,13 +211,13 @@ UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
     FD = Node.get<FunctionDecl>();
   }
   // Callers elsewhere cannot be seen: follow only a program's own functions.
-  if (!FD || Depth > 4 || !callersAllVisible(Ctx, FD))
+  if (!FD || Depth > 4 || !TU.callersAllVisible(FD))
     return Unknown;
   if (!ReturnsInProgress.insert(FD->getCanonicalDecl()).second)
     return Unknown; // recursion
   UseJoin Join{"returned by `" + FD->getNameAsString() + "`"};
   std::optional<UseVerdict> Result;
-  for (const CallExpr *Call : callsOf(Ctx, FD))
+  for (const CallExpr *Call : TU.callsOf(FD))
     if ((Result = Join.add(classifyUse(Call, Depth + 1))))
       break;
   ReturnsInProgress.erase(FD->getCanonicalDecl());
@@ -248,7 +248,7 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
   const SourceManager &SM = Ctx.getSourceManager();
   UseJoin Join{"through " + Name};
   auto Consider = [&](UseVerdict Use) { return Join.add(std::move(Use)); };
-  for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), Container)) {
+  for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), Container)) {
     if (startsWithin(SM, Ref, Writer))
       continue;
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
@@ -329,7 +329,7 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
     return verdict(Dependency::True, "the value is stored in " + Name);
   UseJoin Join{"through " + Name};
   const SourceManager &SM = Ctx.getSourceManager();
-  for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), VD)) {
+  for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), VD)) {
     if (SkipWithin && startsWithin(SM, Ref, SkipWithin))
       continue; // the writer's own reference
     // The assignment that stores the value: `x = 0.9 * x + 0.1 * v` reads the old x

@@ -4,6 +4,7 @@
 #ifndef TORCH_SYNCFREE_USECLASSIFIER_H
 #define TORCH_SYNCFREE_USECLASSIFIER_H
 
+#include "TranslationUnitAnalysis.h"
 #include "clang/AST/ASTContext.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/DenseMap.h"
@@ -43,8 +44,8 @@ struct ClassifierOptions {
 
 class UseClassifier {
 public:
-  UseClassifier(clang::ASTContext &Ctx, ClassifierOptions Options)
-      : Ctx(Ctx), Options(std::move(Options)) {}
+  UseClassifier(TranslationUnitAnalysis &TU, ClassifierOptions Options)
+      : TU(TU), Ctx(TU.context()), Options(std::move(Options)) {}
 
   /// Classifies how the host uses the value of \p ValueExpr (a host scalar
   /// from item(), or a host tensor from cpu()).
@@ -79,6 +80,7 @@ private:
   /// The local container variable a subscript or member call is made on.
   static const clang::VarDecl *localContainer(const clang::Expr *Object);
 
+  TranslationUnitAnalysis &TU;
   clang::ASTContext &Ctx;
   ClassifierOptions Options;
 };

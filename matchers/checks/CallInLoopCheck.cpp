@@ -19,7 +19,7 @@ namespace torch_syncfree {
 
 void CallInLoopCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()), matchers::userCode()).bind("call"), this);
+      callExpr(unless(isExpansionInSystemHeader()), matchers::userCode(hub())).bind("call"), this);
 }
 
 namespace {
@@ -74,7 +74,7 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     return; // headers' own code; direct syncs are the catalog checks' findings
   DeviceOracle &Oracle = oracle(Ctx);
   const FunctionDecl *Callee = Oracle.followableCallee(Call);
-  if (!Callee || !enclosingLoop(Ctx, Call) || !Oracle.pushCallBindings(Call))
+  if (!Callee || !analysis(Ctx).enclosingLoop(Call) || !Oracle.pushCallBindings(Call))
     return;
   std::vector<const FunctionDecl *> Path{Callee};
   std::vector<CalleeSync> Syncs;
@@ -86,7 +86,7 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
         isCheckEnabled("torch-sync-grad-norm"))
       return true;
     return isCheckEnabled("torch-sync-deferred-accumulate") &&
-           DeferredAccumulateCheck::reportsItem(Ctx, Site);
+           DeferredAccumulateCheck::reportsItem(analysis(Ctx), Site);
   };
   findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
             Path, Syncs, /*Limit=*/16);

@@ -78,7 +78,7 @@ public:
                                                    bool ReturnNorm, bool FusedNorm);
 
 private:
-  static const clang::DeclRefExpr *normReadAtLogPoint(clang::ASTContext &Ctx, const clang::CallExpr *Call);
+  static const clang::DeclRefExpr *normReadAtLogPoint(TranslationUnitAnalysis &TU, const clang::CallExpr *Call);
   bool FusedNorm;
 };
 /// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
@@ -109,7 +109,7 @@ public:
   }
   /// Whether this check reports the accumulation \p Item is the summand of
   /// (torch-sync-item then leaves the site to it).
-  static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item);
+  static bool reportsItem(TranslationUnitAnalysis &TU, const clang::Expr *Item);
 
 private:
   bool FusedNorm; ///< the composed clipping's norms: see GradNormCheck
@@ -149,7 +149,7 @@ public:
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   /// Whether this check reports \p Item, whose use was classified as \p Use
   /// (torch-sync-item then leaves the site to it).
-  static bool reportsItem(clang::ASTContext &Ctx, const clang::Expr *Item, const UseVerdict &Use);
+  static bool reportsItem(TranslationUnitAnalysis &TU, const clang::Expr *Item, const UseVerdict &Use);
 };
 /// torch-sync-graph-capture: a sync inside CUDA graph capture (error level).
 TORCH_SYNCFREE_DECLARE_CHECK(GraphCaptureCheck)

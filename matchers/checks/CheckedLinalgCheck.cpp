@@ -18,7 +18,7 @@ void CheckedLinalgCheck::registerMatchers(MatchFinder *Finder) {
       callExpr(callee(functionDecl(hasAnyName("linalg_inv", "linalg_cholesky", "linalg_solve",
                                               "inverse", "cholesky", "linalg_ldl_factor",
                                               "linalg_lu_factor", "linalg_inv_ex_checked"))),
-               matchers::userCode())
+               matchers::userCode(hub()))
           .bind("call"),
       this);
 }

@@ -28,9 +28,9 @@ using namespace clang::transformer;
 namespace torch_syncfree {
 
 void CoalesceCheck::registerMatchers(MatchFinder *Finder) {
-  // The system-header test first: it is cheap, userCode() walks the parents.
+  // The system-header test first: it is cheap, userCode(hub()) walks the parents.
   Finder->addMatcher(
-      compoundStmt(unless(isExpansionInSystemHeader()), matchers::userCode()).bind("block"), this);
+      compoundStmt(unless(isExpansionInSystemHeader()), matchers::userCode(hub())).bind("block"), this);
 }
 
 struct CoalesceCheck::Read {
@@ -178,7 +178,7 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
     // coalesced, and neither is a read a fix inserted (its one read after a loop).
     if (Kind == StatementKind::Candidate &&
         ((isCheckEnabled("torch-sync-deferred-accumulate") &&
-          DeferredAccumulateCheck::reportsItem(Ctx, R->Item)) ||
+          DeferredAccumulateCheck::reportsItem(analysis(Ctx), R->Item)) ||
          isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
       Kind = StatementKind::Barrier;
     switch (Kind) {
@@ -328,7 +328,7 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   // The fixed run is one finding: torch-sync-item and torch-sync-deferred-log do
   // not report its reads again.
   for (const auto &[S, R] : Run)
-    markReadTakenOver(R.Item);
+    analysis(Ctx).markReadTakenOver(R.Item);
   report(Run.front().second.Item->getExprLoc(), F, *Fixes);
 }
 

@@ -25,11 +25,11 @@ void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
                          declRefExpr(to(varDecl(hasLocalStorage(), hasType(qualType(anyOf(isInteger(), realFloatingPointType()))))
                                             .bind("var"))))),
                      hasRHS(anyOf(
-                         ignoringParenImpCasts(matchers::tensorMethodCall("item").bind("item")),
+                         ignoringParenImpCasts(matchers::tensorMethodCall(hub(), "item").bind("item")),
                          ignoringParenImpCasts(
                              callExpr(callee(functionDecl(hasName("clip_grad_norm_")))).bind("clip")),
-                         hasDescendant(matchers::tensorMethodCall("item").bind("item")))),
-                     matchers::userCode())
+                         hasDescendant(matchers::tensorMethodCall(hub(), "item").bind("item")))),
+                     matchers::userCode(hub()))
           .bind("accumulate"),
       this);
 }
@@ -73,7 +73,8 @@ static bool hasNonLocalExit(const Stmt *S) {
   return false;
 }
 
-bool DeferredAccumulateCheck::reportsItem(ASTContext &Ctx, const Expr *Item) {
+bool DeferredAccumulateCheck::reportsItem(TranslationUnitAnalysis &TU, const Expr *Item) {
+  ASTContext &Ctx = TU.context();
   // The same conditions as the matcher and the first tests of check(), seen from
   // the item call: the summand of a discarded `local += ...` inside a loop, with the
   // local declared before the loop.
@@ -94,7 +95,7 @@ bool DeferredAccumulateCheck::reportsItem(ASTContext &Ctx, const Expr *Item) {
           !(Var->getType()->isIntegerType() || Var->getType()->isRealFloatingType()) ||
           !isDiscarded(Ctx, Accumulate))
         return false;
-      const Stmt *Loop = enclosingLoop(Ctx, Accumulate);
+      const Stmt *Loop = TU.enclosingLoop(Accumulate);
       return Loop && Ctx.getSourceManager().isBeforeInTranslationUnit(Var->getEndLoc(),
                                                                        Loop->getBeginLoc());
     }
@@ -117,7 +118,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const LangOptions &LO = Ctx.getLangOpts();
   if (!isDiscarded(Ctx, Accumulate))
     return;
-  const Stmt *Loop = enclosingLoop(Ctx, Accumulate);
+  const Stmt *Loop = analysis(Ctx).enclosingLoop(Accumulate);
   if (!Loop)
     return;
   // Parameters come from a module: their device is not known here.
@@ -132,7 +133,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
   bool UsedInLoop = false, ReadAfter = false;
   SourceRange LoopRange = Loop->getSourceRange();
-  for (const DeclRefExpr *Ref : referencesTo(*FD->getBody(), Var)) {
+  for (const DeclRefExpr *Ref : analysis(Ctx).referencesTo(*FD->getBody(), Var)) {
     if (Ref == Lhs)
       continue;
     SourceLocation Loc = Ref->getBeginLoc();

@@ -14,7 +14,7 @@ using namespace clang::ast_matchers;
 namespace torch_syncfree {
 
 void DeferredLogCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(matchers::tensorMethodCall("item").bind("call"), this);
+  Finder->addMatcher(matchers::tensorMethodCall(hub(), "item").bind("call"), this);
 }
 
 /// A condition that holds once every N iterations: it takes a remainder.
@@ -55,8 +55,9 @@ static const IfStmt *firstIntervalIn(const Stmt *S) {
   return nullptr;
 }
 
-bool DeferredLogCheck::reportsItem(ASTContext &Ctx, const Expr *Item, const UseVerdict &Use) {
-  const Stmt *Loop = enclosingLoop(Ctx, Item);
+bool DeferredLogCheck::reportsItem(TranslationUnitAnalysis &TU, const Expr *Item, const UseVerdict &Use) {
+  ASTContext &Ctx = TU.context();
+  const Stmt *Loop = TU.enclosingLoop(Item);
   // Read every iteration (not already under a log interval) only to be logged.
   return Loop && Use.OnlyLogged && !intervalAround(Ctx, Item, Loop);
 }
@@ -66,14 +67,14 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
-  const Stmt *Loop = enclosingLoop(Ctx, Call);
+  const Stmt *Loop = analysis(Ctx).enclosingLoop(Call);
   if (!Loop || isMarkedInsertedSync(Call, Ctx))
     return;
   Placement Where = oracle(Ctx).tensorPlacement(Object);
   if (!mayBeOnGpu(Where))
     return;
   UseVerdict Use = classifier(Ctx).classify(Call);
-  if (!reportsItem(Ctx, Call, Use) || isReadTakenOver(Call))
+  if (!reportsItem(analysis(Ctx), Call, Use) || analysis(Ctx).isReadTakenOver(Call))
     return;
 
   const IfStmt *LoggedUnder = Use.LoggedAt ? intervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;

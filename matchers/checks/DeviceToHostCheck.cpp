@@ -9,7 +9,7 @@ namespace torch_syncfree {
 
 void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("cpu", "to").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "cpu", "to").bind("call"), this);
 }
 
 void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {

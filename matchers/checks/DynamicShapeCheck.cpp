@@ -73,7 +73,7 @@ void DynamicShapeCheck::registerMatchers(MatchFinder *Finder) {
   std::vector<StringRef> Names(dataDependentShapeOps().begin(), dataDependentShapeOps().end());
   Names.push_back("where"); // the one-argument form, told apart in check()
   Finder->addMatcher(
-      callExpr(callee(functionDecl(hasAnyName(Names))), matchers::userCode()).bind("call"),
+      callExpr(callee(functionDecl(hasAnyName(Names))), matchers::userCode(hub())).bind("call"),
       this);
 }
 

@@ -27,7 +27,7 @@ void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
   if (!ExtraFunctions.empty())
     Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName(std::vector<StringRef>(
                                     ExtraFunctions.begin(), ExtraFunctions.end())))),
-                                matchers::userCode())
+                                matchers::userCode(hub()))
                            .bind("call"),
                        this);
   Finder->addMatcher(
@@ -37,7 +37,7 @@ void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
                    "::c10::cuda::device_synchronize", "::c10::cuda::CUDAStream::synchronize",
                    "::at::cuda::CUDAEvent::synchronize", "::c10::Stream::synchronize",
                    "::c10::Event::synchronize"))),
-               matchers::userCode())
+               matchers::userCode(hub()))
           .bind("call"),
       this);
 }
@@ -173,7 +173,7 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   }
   // Memory an asynchronous copy reads: the wait keeps it from being refilled.
   if (!Intentional && !Filled)
-    if (const Stmt *Loop = enclosingLoop(Ctx, Call);
+    if (const Stmt *Loop = analysis(Ctx).enclosingLoop(Call);
         Loop && refillsAnAsyncCopyBuffer(Loop, Ctx, oracle(Ctx))) {
       Intentional = true;
       Why = "it keeps a host buffer that an asynchronous copy in this loop reads from being "

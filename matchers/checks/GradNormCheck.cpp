@@ -13,7 +13,7 @@ namespace torch_syncfree {
 
 void GradNormCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(callExpr(callee(functionDecl(hasName("clip_grad_norm_"))),
-                              matchers::userCode())
+                              matchers::userCode(hub()))
                          .bind("call"),
                      this);
 }
@@ -36,14 +36,14 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
 
   // An accumulated norm (`sum += clip_grad_norm_(...)` in a loop) is
   // torch-sync-deferred-accumulate's: it composes this rewrite with a device sum.
-  if (isCheckEnabled("torch-sync-deferred-accumulate") && DeferredAccumulateCheck::reportsItem(Ctx, Call))
+  if (isCheckEnabled("torch-sync-deferred-accumulate") && DeferredAccumulateCheck::reportsItem(analysis(Ctx), Call))
     return;
   std::vector<FixItHint> Fixes;
   if (isDiscarded(Ctx, Call)) {
     if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/false, FusedNorm))
       if (auto Edits = fixItsFor({changeTo(node("call"), cat(*Clipping))}, Result))
         Fixes = *Edits;
-  } else if (const DeclRefExpr *Use = F.Use.OnlyLogged ? normReadAtLogPoint(Ctx, Call) : nullptr) {
+  } else if (const DeclRefExpr *Use = F.Use.OnlyLogged ? normReadAtLogPoint(analysis(Ctx), Call) : nullptr) {
     // `double norm = clip_grad_norm_(...); ... if (step % N == 0) log(norm);`: the
     // variable holds the 0-dim device norm and the log point reads it.
     if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/true, FusedNorm)) {
@@ -67,7 +67,8 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
 /// declared alone, never written or referenced through an address afterwards,
 /// read once, under an `if` (a log interval) the declaration is not in; else
 /// nullptr. Read every iteration, the rewrite would only move the wait.
-const DeclRefExpr *GradNormCheck::normReadAtLogPoint(ASTContext &Ctx, const CallExpr *Call) {
+const DeclRefExpr *GradNormCheck::normReadAtLogPoint(TranslationUnitAnalysis &TU, const CallExpr *Call) {
+  ASTContext &Ctx = TU.context();
   const VarDecl *Var = initialisedVariable(Ctx, Call);
   const auto *Function = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
   if (!Var || !Function || !Function->getBody() || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
@@ -79,7 +80,7 @@ const DeclRefExpr *GradNormCheck::normReadAtLogPoint(ASTContext &Ctx, const Call
   if (!Declaration || !Declaration->isSingleDecl() || Var->getBeginLoc().isMacroID() ||
       !SM.isWrittenInMainFile(Var->getBeginLoc()))
     return nullptr;
-  auto Uses = referencesTo(*Function->getBody(), Var);
+  auto Uses = TU.referencesTo(*Function->getBody(), Var);
   if (Uses.size() != 1)
     return nullptr;
   const DeclRefExpr *Use = Uses.front();

@@ -18,7 +18,7 @@ void GraphCaptureCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
       cxxMemberCallExpr(callee(cxxMethodDecl(hasName("capture_begin"),
                                              ofClass(hasName("CUDAGraph")))),
-                        matchers::userCode())
+                        matchers::userCode(hub()))
           .bind("begin"),
       this);
 }

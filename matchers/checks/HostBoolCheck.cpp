@@ -13,10 +13,10 @@ namespace torch_syncfree {
 
 void HostBoolCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("is_nonzero", "equal", "allclose", "item").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "is_nonzero", "equal", "allclose", "item").bind("call"), this);
   Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName("equal", "allclose", "is_nonzero"))),
                               unless(cxxMemberCallExpr()), hasArgument(0, expr().bind("object")),
-                              userCode())
+                              userCode(hub()))
                          .bind("call"),
                      this);
 }

@@ -21,7 +21,7 @@ static const char PinnedNote[] =
 
 void HostToDeviceCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("cuda", "to", "copy_").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "cuda", "to", "copy_").bind("call"), this);
 }
 
 static CharSourceRange tokenRange(const Stmt *S) {
@@ -51,7 +51,7 @@ bool HostToDeviceCheck::sourceWrittenAfter(const Expr *Source, const Stmt *Copy,
   auto [It, Inserted] = WritesOf.try_emplace(VD);
   std::vector<const DeclRefExpr *> &Writes = It->second;
   if (Inserted)
-    for (const DeclRefExpr *Use : referencesTo(*FD->getBody(), VD)) {
+    for (const DeclRefExpr *Use : analysis(Ctx).referencesTo(*FD->getBody(), VD)) {
       const Stmt *Parent = consumerOf(Ctx, Use);
       bool IsWrite = false;
       if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
@@ -189,10 +189,10 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   }
 
-  Pinning SourceMemory = SourceAt == Placement::Cpu ? hostPinning(Ctx, Source) : Pinning::Unknown;
+  Pinning SourceMemory = SourceAt == Placement::Cpu ? hostPinning(analysis(Ctx), Source) : Pinning::Unknown;
   std::optional<PinAtCreation> Pin;
   if (SourceMemory == Pinning::Pageable)
-    Pin = pinAtCreation(Ctx, Source, Call, TargetAt == Placement::Gpu);
+    Pin = pinAtCreation(analysis(Ctx), Source, Call, TargetAt == Placement::Gpu);
 
   UseClassifier &Classifier = classifier(Ctx);
   Finding F;

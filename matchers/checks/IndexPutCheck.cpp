@@ -13,7 +13,7 @@ namespace torch_syncfree {
 
 void IndexPutCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("index_put_", "index", "masked_fill_").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "index_put_", "index", "masked_fill_").bind("call"), this);
 }
 
 /// The tensors inside the `{...}` index list of index()/index_put_().

@@ -9,10 +9,10 @@ namespace torch_syncfree {
 
 void ItemCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("item").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "item").bind("call"), this);
   Finder->addMatcher(
       callExpr(callee(functionDecl(hasName("_local_scalar_dense"))),
-               hasArgument(0, expr().bind("object")), userCode())
+               hasArgument(0, expr().bind("object")), userCode(hub()))
           .bind("call"),
       this);
 }
@@ -37,12 +37,12 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   UseVerdict Use = classifier(Ctx).classify(Call);
   // Sites a more specific check reports, with a better remedy, are left to it.
   if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-log") &&
-      DeferredLogCheck::reportsItem(Ctx, Call, Use))
+      DeferredLogCheck::reportsItem(analysis(Ctx), Call, Use))
     return;
   if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-accumulate") &&
-      DeferredAccumulateCheck::reportsItem(Ctx, Call))
+      DeferredAccumulateCheck::reportsItem(analysis(Ctx), Call))
     return;
-  if (isReadTakenOver(Call)) // one read of a coalesced run: torch-sync-coalesce's finding
+  if (analysis(Ctx).isReadTakenOver(Call)) // one read of a coalesced run: torch-sync-coalesce's finding
     return;
 
   Finding F;

@@ -14,10 +14,10 @@ namespace torch_syncfree {
 
 void MaskIndexCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("index", "masked_select").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "index", "masked_select").bind("call"), this);
   Finder->addMatcher(callExpr(callee(functionDecl(hasName("masked_select"))),
                               unless(cxxMemberCallExpr()), hasArgument(0, expr().bind("object")),
-                              userCode())
+                              userCode(hub()))
                          .bind("call"),
                      this);
 }
@@ -37,12 +37,13 @@ static const Expr *maskArgument(const CallExpr *Call) {
 
 /// The local variable \p Selection initialises when its every use is a full
 /// `sum()` or `mean()` (nothing else reads the selection's shape); else nullptr.
-static const VarDecl *onlyReducedVariable(ASTContext &Ctx, const Expr *Selection) {
+static const VarDecl *onlyReducedVariable(TranslationUnitAnalysis &TU, const Expr *Selection) {
+  ASTContext &Ctx = TU.context();
   const VarDecl *Var = initialisedVariable(Ctx, Selection);
   const auto *FD = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
   if (!Var || !FD || !FD->getBody() || Var->getType()->isReferenceType())
     return nullptr;
-  auto Refs = referencesTo(*FD->getBody(), Var);
+  auto Refs = TU.referencesTo(*FD->getBody(), Var);
   if (Refs.empty())
     return nullptr;
   for (const DeclRefExpr *Ref : Refs) {
@@ -86,7 +87,7 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   // `auto kept = x.index({m}); return kept.mean().item<double>();`.
   std::string Through;
   if (!Reducible)
-    if (const VarDecl *Var = onlyReducedVariable(Ctx, Call))
+    if (const VarDecl *Var = onlyReducedVariable(analysis(Ctx), Call))
       Through = "through `" + Var->getNameAsString() + "`, ";
   bool ReducedLater = !Through.empty();
   F.Use.Kind = Reducible || ReducedLater ? Dependency::False : Dependency::True;

@@ -20,7 +20,7 @@ using namespace clang::transformer;
 namespace torch_syncfree {
 
 void PageableCopyCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(matchers::tensorMethodCall("to", "copy_").bind("call"), this);
+  Finder->addMatcher(matchers::tensorMethodCall(hub(), "to", "copy_").bind("call"), this);
 }
 
 /// `/*non_blocking=*/true` exactly as torch-sync-host-to-device writes it: the
@@ -97,7 +97,7 @@ void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
   if (const auto *Values = dyn_cast_or_null<CallExpr>(ignoreWrappers(Host));
       Values && !isa<CXXMemberCallExpr>(Values) && calleeName(Values) == "tensor")
     return;
-  Pinning HostMemory = hostPinning(Ctx, Host);
+  Pinning HostMemory = hostPinning(analysis(Ctx), Host);
   bool NonContiguousPinned = HostMemory == Pinning::Pinned && mayBeNonContiguousView(Host);
   if (HostMemory != Pinning::Pageable && !NonContiguousPinned)
     return;
@@ -124,7 +124,7 @@ void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
              "`pinned_memory(true)`)";
   std::optional<PinAtCreation> Pin;
   if (HostToDevice)
-    Pin = pinAtCreation(Ctx, Host, Call, DeviceSide == Placement::Gpu);
+    Pin = pinAtCreation(analysis(Ctx), Host, Call, DeviceSide == Placement::Gpu);
   if (!Pin) {
     F.Remedy += "; where it is made anew every step (a loader batch), copy it into a pinned "
                 "staging buffer allocated once and reused (wait on an event recorded after "

@@ -8,9 +8,9 @@ namespace torch_syncfree {
 
 void PrintCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("print").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "print").bind("call"), this);
   Finder->addMatcher(cxxOperatorCallExpr(hasOverloadedOperatorName("<<"),
-                                         hasArgument(1, tensorExpr().bind("object")), userCode())
+                                         hasArgument(1, tensorExpr().bind("object")), userCode(hub()))
                          .bind("call"),
                      this);
 }

@@ -14,7 +14,7 @@ namespace torch_syncfree {
 
 void ScalarIndexCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall("index").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "index").bind("call"), this);
 }
 
 void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {

@@ -14,7 +14,7 @@ namespace torch_syncfree {
 
 void TensorFactoryCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(callExpr(callee(functionDecl(hasName("tensor"))), argumentCountIs(2),
-                              matchers::userCode())
+                              matchers::userCode(hub()))
                          .bind("call"),
                      this);
 }

@@ -1,0 +1,106 @@
+// The engine's state for one translation unit: every memo, index and set the
+// analyses keep (template representatives, reference indices, enclosing loops,
+// the calls of each function, the reads one fix takes over), the device oracle
+// and the use classifiers. One object per TU, reached by the checks through
+// the AnalysisHub their factories share: there is no static or thread_local
+// mutable data in matchers/ (docs/design.md), so results are a function of the
+// input alone, whatever the number of threads.
+#ifndef TORCH_SYNCFREE_TRANSLATIONUNITANALYSIS_H
+#define TORCH_SYNCFREE_TRANSLATIONUNITANALYSIS_H
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch_syncfree {
+
+class DeviceOracle;
+class UseClassifier;
+struct ClassifierOptions;
+
+class TranslationUnitAnalysis {
+public:
+  explicit TranslationUnitAnalysis(clang::ASTContext &Ctx);
+  ~TranslationUnitAnalysis();
+  TranslationUnitAnalysis(const TranslationUnitAnalysis &) = delete;
+  TranslationUnitAnalysis &operator=(const TranslationUnitAnalysis &) = delete;
+
+  clang::ASTContext &context() const { return Ctx; }
+
+  /// Where tensors live, shared by every check of the TU.
+  DeviceOracle &oracle();
+  /// How values are used; one per distinct option set (LoggingFunctions).
+  UseClassifier &classifier(const ClassifierOptions &Options);
+
+  /// Every DeclRefExpr naming VD inside Root, in source order. Indexed once per
+  /// root (one walk of Root for all its variables): the analyses ask this per
+  /// use, and a findAll() matcher per question was quadratic (2,000
+  /// reassignments of one variable took 52 s).
+  llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
+                                                          const clang::VarDecl *VD);
+  /// The innermost for/while/do/range-for loop around S within its function or
+  /// lambda, or nullptr (memoised along the path).
+  const clang::Stmt *enclosingLoop(const clang::Stmt *S);
+  /// Whether S is in a template instantiation other than the template's
+  /// representative, or in a branch that never runs (a constant condition).
+  bool isOutsideAnalysedCode(const clang::Stmt *S);
+  /// Whether every caller of FD is in this TU: a function (not a method, not
+  /// main) defined in the main file of a program (a TU that defines main), or
+  /// one with internal linkage.
+  bool callersAllVisible(const clang::FunctionDecl *FD);
+  /// The calls of FD spelled in the main file, in source order.
+  llvm::ArrayRef<const clang::CallExpr *> callsOf(const clang::FunctionDecl *FD);
+  /// Reads a fix of one check takes over (the item() calls of a coalesced run):
+  /// other checks do not report them again. Checks that mark run before those
+  /// that ask on the same site (the matcher visits a block before its statements).
+  void markReadTakenOver(const clang::Expr *Read) { TakenOver.insert(Read); }
+  bool isReadTakenOver(const clang::Expr *Read) const { return TakenOver.contains(Read); }
+
+private:
+  const clang::FunctionDecl *representativeOf(const clang::FunctionDecl *Pattern);
+  bool declIsInInstantiation(const clang::Decl *D);
+
+  clang::ASTContext &Ctx;
+  std::unique_ptr<DeviceOracle> Oracle;
+  std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
+  using ReferenceIndex =
+      llvm::DenseMap<const clang::VarDecl *, llvm::SmallVector<const clang::DeclRefExpr *, 4>>;
+  llvm::DenseMap<const clang::Stmt *, std::unique_ptr<ReferenceIndex>> ReferenceIndices;
+  llvm::DenseMap<const clang::Stmt *, const clang::Stmt *> LoopMemo;
+  llvm::DenseMap<const clang::Stmt *, bool> OutsideAnalysedCode;
+  llvm::DenseMap<const clang::FunctionDecl *, const clang::FunctionDecl *> Representatives;
+  llvm::DenseMap<const clang::FunctionDecl *, std::vector<const clang::CallExpr *>> CallsOf;
+  llvm::DenseSet<const clang::Expr *> TakenOver;
+  std::optional<bool> ProgramTU;
+};
+
+/// Shared by the checks one factory set creates (one per clang-tidy run, batch
+/// worker run or editor analysis; TUs are analysed one after another there):
+/// holds the analysis of the TU being checked.
+class AnalysisHub {
+public:
+  /// The analysis of Ctx's TU, made on first use.
+  TranslationUnitAnalysis &analysis(clang::ASTContext &Ctx) {
+    if (!Current || &Current->context() != &Ctx)
+      Current = std::make_unique<TranslationUnitAnalysis>(Ctx);
+    return *Current;
+  }
+  /// Called as each TU starts (before any matching): a new ASTContext may
+  /// reuse the address of the last one.
+  void startTranslationUnit() { Current.reset(); }
+
+private:
+  std::unique_ptr<TranslationUnitAnalysis> Current;
+};
+
+} // namespace torch_syncfree
+
+#endif
