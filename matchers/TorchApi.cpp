@@ -249,6 +249,63 @@ StringRef validationMacro(ASTContext &Ctx, SourceLocation Loc, CharSourceRange *
   return "";
 }
 
+bool isInValidationMessage(ASTContext &Ctx, SourceLocation Loc) {
+  if (!Loc.isMacroID())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  // The outermost invocation as written in a file, and Loc's spelling in it.
+  CharSourceRange Invocation = SM.getExpansionRange(Loc);
+  SourceLocation Spelled = SM.getSpellingLoc(Loc);
+  if (Invocation.isInvalid() || Spelled.isMacroID() ||
+      SM.getFileID(Invocation.getBegin()) != SM.getFileID(Spelled))
+    return false;
+  bool Invalid = false;
+  StringRef Buffer = SM.getBufferData(SM.getFileID(Spelled), &Invalid);
+  if (Invalid)
+    return false;
+  unsigned Begin = SM.getFileOffset(Invocation.getBegin());
+  unsigned End = SM.getFileOffset(Invocation.getEnd());
+  unsigned At = SM.getFileOffset(Spelled);
+  if (End > Buffer.size() || At < Begin || At > End)
+    return false;
+  StringRef Text = Buffer.slice(Begin, End + 1);
+  size_t Open = Text.find('(');
+  if (Open == StringRef::npos)
+    return false;
+  // The macros whose arguments after the condition only build the failure's
+  // message (TORCH_CHECK_WITH takes the error type first).
+  unsigned FirstMessageArg = llvm::StringSwitch<unsigned>(Text.take_front(Open).trim())
+                                 .Cases({"TORCH_CHECK", "TORCH_CHECK_VALUE", "TORCH_CHECK_INDEX",
+                                         "TORCH_CHECK_TYPE", "TORCH_CHECK_LINALG"}, 1)
+                                 .Cases({"TORCH_CHECK_NOT_IMPLEMENTED", "TORCH_INTERNAL_ASSERT",
+                                         "TORCH_INTERNAL_ASSERT_DEBUG_ONLY", "AT_ASSERT", "AT_ASSERTM"}, 1)
+                                 .Case("TORCH_CHECK_WITH", 2)
+                                 .Default(0);
+  if (!FirstMessageArg)
+    return false;
+  // Which argument holds Loc: top-level commas, skipping brackets and literals.
+  unsigned Arg = 0, Depth = 0;
+  for (size_t I = Open + 1; I < Text.size(); ++I) {
+    if (Begin + I == At)
+      return Arg >= FirstMessageArg;
+    char C = Text[I];
+    if (C == '"' || C == '\'') {
+      for (++I; I < Text.size() && Text[I] != C; ++I)
+        if (Text[I] == '\\')
+          ++I;
+    } else if (C == '(' || C == '[' || C == '{') {
+      ++Depth;
+    } else if (C == ')' || C == ']' || C == '}') {
+      if (Depth == 0)
+        return false;
+      --Depth;
+    } else if (C == ',' && Depth == 0) {
+      ++Arg;
+    }
+  }
+  return false;
+}
+
 static constexpr llvm::StringLiteral InsertedSyncTag = "NOLINT(torch-sync-*): torch-syncfree";
 
 std::string insertedSyncComment(llvm::StringRef Why) {

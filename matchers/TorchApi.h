@@ -95,6 +95,11 @@ bool isOnInsertedSyncLine(clang::SourceLocation Loc, const clang::SourceManager 
 llvm::StringRef validationMacro(clang::ASTContext &Ctx, clang::SourceLocation Loc,
                                 clang::CharSourceRange *Invocation = nullptr);
 
+/// Whether Loc is spelled in an argument of TORCH_CHECK (and its kin) that only
+/// builds the failure's message: it runs when the check fails, never on the
+/// hot path (`TORCH_CHECK(ok, "loss ", loss.item<float>())`).
+bool isInValidationMessage(clang::ASTContext &Ctx, clang::SourceLocation Loc);
+
 namespace matchers {
 using namespace clang::ast_matchers;
 /// An expression whose type is a tensor (value, reference or const reference).
@@ -110,7 +115,10 @@ inline auto tensorClass() {
 /// candidate node, quadratic on long call chains (4,000 `.cuda().cpu()` took
 /// 38 s). This one memoises the answer per statement, so a TU costs one walk.
 AST_MATCHER_P(clang::Stmt, outsideAnalysedCode, AnalysisHub *, Hub) {
-  return Hub->analysis(Finder->getASTContext()).isOutsideAnalysedCode(&Node);
+  return Hub->analysis(Finder->getASTContext()).isOutsideAnalysedCode(&Node) ||
+         isInValidationMessage(Finder->getASTContext(), llvm::isa<clang::Expr>(Node)
+                                                            ? llvm::cast<clang::Expr>(Node).getExprLoc()
+                                                            : Node.getBeginLoc());
 }
 /// Code the user wrote, analysed once: a template in its first instantiation
 /// in the TU (calls on dependent types resolved), or in its definition when

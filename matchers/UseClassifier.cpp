@@ -5,6 +5,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace clang;
@@ -114,11 +115,73 @@ bool UseClassifier::isLoggingCall(const CallExpr *Call) const {
   const DeclContext *DC = FD->getDeclContext()->getEnclosingNamespaceContext();
   std::string Namespace =
       isa<NamespaceDecl>(DC) ? cast<NamespaceDecl>(DC)->getQualifiedNameAsString() : "";
-  if (Namespace.empty() || Namespace == "std")
+  if (Namespace.empty())
     return Name.contains("printf") || Name.starts_with("put");
+  // std::print/println (C++23) write text; std::format (C++20) builds it, as fmt::format.
+  if (Namespace == "std" || StringRef(Namespace).starts_with("std::"))
+    return Name.contains("printf") || Name.starts_with("put") || Name == "print" ||
+           Name == "println" || Name == "format";
   return StringRef(Namespace).starts_with("fmt") ||
          StringRef(Namespace).starts_with("spdlog") ||
          StringRef(Namespace).starts_with("c10") || StringRef(Namespace).starts_with("google");
+}
+
+/// Splits an identifier into lower-case words: `addScalar`, `add_scalar` -> add, scalar.
+static llvm::SmallVector<std::string, 4> identifierWords(StringRef Name) {
+  llvm::SmallVector<std::string, 4> Words;
+  std::string Word;
+  for (size_t I = 0; I < Name.size(); ++I) {
+    char C = Name[I];
+    if (C == '_' || (llvm::isUpper(C) && !Word.empty() && !llvm::isUpper(Name[I - 1]))) {
+      if (!Word.empty())
+        Words.push_back(Word);
+      Word.clear();
+    }
+    if (C != '_')
+      Word += llvm::toLower(C);
+  }
+  if (!Word.empty())
+    Words.push_back(Word);
+  return Words;
+}
+
+std::optional<UseVerdict> UseClassifier::unseenMetricSink(const CallExpr *Call, const Expr *Arg) const {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD || FD->isDefined() || !FD->getDeclName().isIdentifier() || isInTorchNamespace(FD) ||
+      FD->isInStdNamespace() || !FD->getReturnType()->isVoidType())
+    return std::nullopt;
+  // The parameter the value is bound to: a number by value or by const reference.
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD) ? 1 : 0;
+  const ParmVarDecl *Param = nullptr;
+  for (unsigned I = Offset; I < Call->getNumArgs() && I - Offset < FD->getNumParams(); ++I)
+    if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Arg))
+      Param = FD->getParamDecl(I - Offset);
+  if (!Param)
+    return std::nullopt;
+  QualType T = Param->getType();
+  if (T->isReferenceType()) {
+    if (!T.getNonReferenceType().isConstQualified())
+      return std::nullopt;
+    T = T.getNonReferenceType();
+  }
+  if (!T->isArithmeticType() || T->isBooleanType())
+    return std::nullopt;
+  static const llvm::StringSet<> SinkWords = {
+      "log",    "logs",   "record",  "update",  "add",    "report",   "track",  "observe",
+      "print",  "show",   "display", "emit",    "metric", "metrics",  "progress", "stat",
+      "stats",  "tally",  "meter",   "summary", "write",  "push",     "append"};
+  for (const std::string &Word : identifierWords(FD->getName()))
+    if (SinkWords.contains(Word)) {
+      std::string Qualified = FD->getName().str();
+      if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+        Qualified = Method->getParent()->getName().str() + "::" + Qualified;
+      return verdict(Dependency::False,
+                     "the value is passed to `" + Qualified +
+                         "`, not defined in this translation unit: by its name and signature "
+                         "(void, takes a number) a metrics or progress sink (name heuristic; "
+                         "list it in LoggingFunctions to make it certain)");
+    }
+  return std::nullopt;
 }
 
 bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
@@ -507,6 +570,8 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
               return classifyContainer(Container, Call, Depth + 1);
           return verdict(Dependency::True, "the value is stored in a host container");
         }
+        if (std::optional<UseVerdict> Sink = unseenMetricSink(Call, CurrentExpr))
+          return *Sink;
         return verdict(Dependency::True,
                        Name.empty() ? std::string("the value is passed to a function")
                                     : "the value is passed to `" + Name.str() + "`");

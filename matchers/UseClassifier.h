@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "clang/AST/Expr.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,11 @@ private:
   UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
                               unsigned Depth, const clang::Stmt *SkipWithin = nullptr);
   bool isLoggingMacroArgument(const clang::Expr *E) const;
+  /// A call of a function this TU does not define (the program's own metrics
+  /// or progress object, defined in another file) whose name and signature say
+  /// it records a number: void, the value taken as a number, a name such as
+  /// `update`, `log_loss`, `addScalar`. nullopt when not.
+  std::optional<UseVerdict> unseenMetricSink(const clang::CallExpr *Call, const clang::Expr *Arg) const;
   /// A value stored into a local container (`metrics["loss"] = v`,
   /// `values.push_back(v)`): how the container's contents are used.
   UseVerdict classifyContainer(const clang::VarDecl *Container, const clang::Stmt *Writer,

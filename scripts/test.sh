@@ -2,7 +2,8 @@
 # The README's "test" command (and CI's): install what is missing, build, run every
 # lit suite (per-check cases through both front ends, the standalone tool, the
 # real-header suite against LibTorch 1.13 and 2.11), then the mock-header suites
-# again under AddressSanitizer+UndefinedBehaviorSanitizer (build-asan/; skipped with
+# again under AddressSanitizer+UndefinedBehaviorSanitizer (build-asan/) and the
+# batch runner under ThreadSanitizer (build-tsan/; both skipped with
 # --no-sanitize), then print one summary line.
 #   scripts/test.sh               everything (what .ci/run runs)
 #   scripts/test.sh --no-sanitize the normal build's suites only
@@ -39,12 +40,24 @@ if [ "$sanitize" = 1 ]; then
   phase "lit (build-asan/test)"
   results+=(build-asan/test/results.json)
 fi
+if [ "$sanitize" = 1 ]; then
+  echo "== the batch runner under ThreadSanitizer (build-tsan/) =="
+  if [ ! -f build-tsan/build.ninja ]; then
+    cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-22 \
+      -DTORCH_SYNCFREE_TSAN=ON
+  fi
+  cmake --build build-tsan --target torch-syncfree -j "$(nproc)"
+  phase "build (build-tsan/)"
+  lit-22 -v --time-tests -o build-tsan/test/results.json build-tsan/test/tsan || status=$?
+  phase "lit (build-tsan/test/tsan)"
+  results+=(build-tsan/test/results.json)
+fi
 python3 - "${results[@]}" <<'PY'
 import json
 import sys
 tests = []
 for path in sys.argv[1:]:
-    tag = " (sanitizers)" if "asan" in path else ""
+    tag = " (sanitizers)" if "asan" in path else " (thread sanitizer)" if "tsan" in path else ""
     tests += [(t["name"] + tag, t["code"]) for t in json.load(open(path))["tests"]]
 codes = [c for _, c in tests]
 passed = sum(c in ("PASS", "XFAIL") for c in codes)

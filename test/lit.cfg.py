@@ -78,6 +78,14 @@ if getattr(config, "torch_syncfree_sanitize", "OFF").upper() in ("ON", "1", "TRU
         config.available_features.add("fuzzer")
 else:
     config.available_features.add("plugin")
+# The ThreadSanitizer build (scripts/test.sh's TSan leg): only test/tsan runs
+# there; elsewhere test/tsan is not discovered.
+if getattr(config, "torch_syncfree_tsan", "OFF").upper() in ("ON", "1", "TRUE"):
+    config.available_features.add("tsan")
+    config.environment["TSAN_OPTIONS"] = "halt_on_error=0:exitcode=66:suppressions=" + os.path.join(
+        config.torch_syncfree_src, "test", "tsan.supp")
+else:
+    config.excludes.add("tsan")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]  # corpus/: scored by real/corpus.test

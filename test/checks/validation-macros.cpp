@@ -32,3 +32,12 @@ void branch(torch::Tensor t) {
   WHEN_BAD(g.sum().item<float>() > 1.f);
   // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value decides an `if`; if the host must decide
 }
+
+// Issue 21: a read in TORCH_CHECK's message arguments runs only when the check
+// fails: not reported. The condition is read on every call: reported.
+void message_only(torch::Tensor loss, torch::Tensor w) {
+  auto g = loss.cuda();
+  TORCH_CHECK(w.numel() > 0, "bad loss ", g.item<float>(), " at step");
+  TORCH_CHECK(g.item<float>() > 0.f, "negative loss ", g.item<float>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; true dependency: the value is validated by `TORCH_CHECK(...)` on the host
+}
