@@ -84,11 +84,12 @@ if getattr(config, "torch_syncfree_tsan", "OFF").upper() in ("ON", "1", "TRUE"):
     config.available_features.add("tsan")
     config.environment["TSAN_OPTIONS"] = "halt_on_error=0:exitcode=66:suppressions=" + os.path.join(
         config.torch_syncfree_src, "test", "tsan.supp")
-else:
-    config.excludes.add("tsan")
+
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]  # corpus/: scored by real/corpus.test
+if "tsan" not in config.available_features:
+    config.excludes.append("tsan")  # run by the TSan leg only
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.torch_syncfree_bin, "test")
 
