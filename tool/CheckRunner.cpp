@@ -361,6 +361,9 @@ runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations
   Context.setDiagnosticsEngine(std::move(DiagOpts), &Engine);
   Tool.setDiagnosticConsumer(&DiagConsumer);
   PreambleAwareFactory Factory(Context, FileSystem, Options);
+  // A failure with the shortcuts is not the user's until the plain parse confirms it.
+  Tool.setPrintErrorMessage(Options.SharedPch.empty() && !Options.Preamble &&
+                            !Options.SkipSystemInstantiations);
   Tool.run(&Factory);
   return DiagConsumer.take();
 }

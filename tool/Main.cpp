@@ -7,6 +7,7 @@
 #include "CheckCatalog.h"
 #include "CheckRunner.h"
 #include "ResultsCache.h"
+#include "CacheAuth.h"
 #include "SharedPch.h"
 #include "UnitSelection.h"
 #include "CompileCommandSanitizer.h"
@@ -567,9 +568,18 @@ int main(int argc, const char **argv) {
   std::unique_ptr<torch_syncfree::SharedPchCache> Pch;
   std::string PchDirectory = CacheDir.empty() ? torch_syncfree::defaultCacheDirectory(BuildPath)
                                               : std::string(CacheDir);
-  if (!NoPch && !PchDirectory.empty()) {
+  // Caches hold only what this user's tool wrote (CacheAuth.h): without the
+  // user's key nothing is cached, with one warning.
+  std::string NoKeyWhy;
+  std::optional<torch_syncfree::CacheAuthenticator> UserKey =
+      (!NoPch && !PchDirectory.empty()) || !CacheDir.empty()
+          ? torch_syncfree::CacheAuthenticator::forCurrentUser(NoKeyWhy)
+          : std::nullopt;
+  if (!UserKey && !NoKeyWhy.empty())
+    errs() << "torch-syncfree: warning: caches off: " << NoKeyWhy << "\n";
+  if (!NoPch && !PchDirectory.empty() && UserKey) {
     Pch = std::make_unique<torch_syncfree::SharedPchCache>(
-        (PchDirectory + "/pch"), *Compilations, *PchOptions);
+        (PchDirectory + "/pch"), *Compilations, *PchOptions, *UserKey);
     Pch->plan(ParseFiles);
   }
   // A line filter (--diff, --line-filter) drops findings in the files it does
@@ -588,8 +598,8 @@ int main(int argc, const char **argv) {
   std::atomic<unsigned> PlainRetries{0}; // units that compiled only without the shortcuts
   // The results cache is opt-in: --cache-dir given.
   std::unique_ptr<torch_syncfree::ResultsCache> Results;
-  if (!CacheDir.empty())
-    Results = std::make_unique<torch_syncfree::ResultsCache>(CacheDir + "/results");
+  if (!CacheDir.empty() && UserKey)
+    Results = std::make_unique<torch_syncfree::ResultsCache>(CacheDir + "/results", *UserKey);
   std::atomic<unsigned> Done{0}, FindingCount{0};
   std::mutex ProgressMutex;
   bool Terminal = sys::Process::StandardErrIsDisplayed();
@@ -891,13 +901,24 @@ int main(int argc, const char **argv) {
              << " reading no file the line filter names\n";
     if (Results)
       errs() << "  results cache: " << Results->hits() << " reused, " << Results->misses()
-             << " analysed (" << CacheDir << "/results)\n";
+             << " analysed (" << CacheDir << "/results)"
+             << (Results->untrusted() ? ", " + std::to_string(Results->untrusted()) +
+                                            (Results->untrusted() == 1 ? " entry" : " entries") +
+                                            " ignored: not written by this user's torch-syncfree"
+                                      : std::string())
+             << "\n";
     if (Pch) {
       torch_syncfree::SharedPchCache::Stats P = Pch->stats();
       if (P.Groups)
         errs() << "  shared PCH: " << counted(P.UnitsWithPch, "unit") << " of "
                << Files.size() << " with one, " << P.Built << " built, " << P.Reused
                << " reused, " << P.Failed << " failed (" << PchDirectory << "/pch)\n";
+    }
+    if (Pch) {
+      torch_syncfree::SharedPchCache::Stats P = Pch->stats();
+      if (P.Untrusted)
+        errs() << "  shared PCH: " << (P.Untrusted == 1 ? std::string("1 cached entry") : std::to_string(P.Untrusted) + " cached entries")
+               << " ignored: not written by this user's torch-syncfree, or damaged\n";
     }
     if (PlainRetries)
       errs() << "  parsed again without shortcuts: " << counted(PlainRetries, "unit")

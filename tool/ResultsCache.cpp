@@ -1,4 +1,5 @@
 #include "ResultsCache.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "JsonLimits.h"
 #include "SafeFileSystem.h"
@@ -140,12 +141,22 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
     ++Misses;
     return std::nullopt;
   };
+  auto Reject = [&]() -> std::optional<std::vector<ClangTidyError>> {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    ++Untrusted;
+    ++Misses;
+    return std::nullopt;
+  };
   auto Buffer = llvm::MemoryBuffer::getFile(Path);
   if (!Buffer)
     return Miss();
-  if (!checkJsonNesting((*Buffer)->getBuffer()).empty())
+  // Only what this user's tool wrote: a committed or forged entry is ignored.
+  std::optional<std::string> Text = Auth.verify((*Buffer)->getBuffer());
+  if (!Text)
+    return Reject();
+  if (!checkJsonNesting(*Text).empty())
     return Miss();
-  llvm::Expected<json::Value> Parsed = json::parse((*Buffer)->getBuffer());
+  llvm::Expected<json::Value> Parsed = json::parse(*Text);
   if (!Parsed) {
     llvm::consumeError(Parsed.takeError());
     return Miss();
@@ -155,6 +166,9 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
   const json::Array *Findings = Root ? Root->getArray("findings") : nullptr;
   if (!Inputs || !Findings)
     return Miss();
+  if (Inputs->empty()) // an analysis reads its main file at least
+    return Reject();
+  llvm::StringSet<> InputFiles;
   for (const json::Value &V : *Inputs) {
     const json::Object *Input = V.getAsObject();
     auto File = Input ? Input->getString("file") : std::nullopt;
@@ -164,6 +178,7 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
     std::optional<uint64_t> Now = contentHash(File->str());
     if (!Now || hex(*Now) != *Hash)
       return Miss();
+    InputFiles.insert(*File);
   }
   std::vector<ClangTidyError> Errors;
   for (const json::Value &V : *Findings) {
@@ -185,6 +200,25 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
         return Miss();
       E.Notes.push_back(std::move(Note));
     }
+    // Every location and fix lies in a file the entry names (and was read).
+    auto Read = [&](StringRef File) { // as the analysis named it: absolute, no dots
+      SmallString<256> Absolute(File);
+      if (!llvm::sys::path::is_absolute(Absolute))
+        llvm::sys::path::make_absolute(E.BuildDirectory, Absolute);
+      llvm::sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+      return InputFiles.contains(Absolute);
+    };
+    auto Inside = [&](const tooling::DiagnosticMessage &M) {
+      if (!M.FilePath.empty() && !Read(M.FilePath))
+        return false;
+      for (const auto &[FixFile, Replacements] : M.Fix)
+        for (const tooling::Replacement &R : Replacements)
+          if (!Read(R.getFilePath()) || !Read(FixFile))
+            return false;
+      return true;
+    };
+    if (!Inside(E.Message) || !llvm::all_of(E.Notes, Inside))
+      return Reject();
     Errors.push_back(std::move(E));
   }
   std::lock_guard<std::mutex> Lock(Mutex);
@@ -224,7 +258,10 @@ void ResultsCache::store(StringRef Key, const std::vector<ClangTidyError> &Error
     llvm::raw_fd_ostream OS(Temp, EC);
     if (EC)
       return;
-    OS << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
+    std::string Entry;
+    llvm::raw_string_ostream(Entry)
+        << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
+    OS << Auth.sign(Entry);
     if (OS.has_error()) {
       OS.clear_error();
       fs::remove(Temp);

@@ -7,6 +7,7 @@
 #ifndef TORCH_SYNCFREE_RESULTS_CACHE_H
 #define TORCH_SYNCFREE_RESULTS_CACHE_H
 
+#include "CacheAuth.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "llvm/ADT/StringMap.h"
 #include <mutex>
@@ -18,7 +19,9 @@ namespace torch_syncfree {
 
 class ResultsCache {
 public:
-  explicit ResultsCache(std::string Directory) : Directory(std::move(Directory)) {}
+  /// Auth: entries are read only when signed with the user's key (CacheAuth.h).
+  ResultsCache(std::string Directory, CacheAuthenticator Auth)
+      : Directory(std::move(Directory)), Auth(Auth) {}
 
   /// The identity of a unit's analysis, before its dependencies are known.
   static std::string key(llvm::StringRef File, llvm::ArrayRef<std::string> Command,
@@ -34,13 +37,17 @@ public:
 
   unsigned hits() const { return Hits; }
   unsigned misses() const { return Misses; }
+  /// Entries ignored: not signed by this user's tool, no inputs, or a finding
+  /// outside the files the entry names.
+  unsigned untrusted() const { return Untrusted; }
 
 private:
   std::optional<uint64_t> contentHash(const std::string &Path); ///< memoised per run
   std::string Directory;
+  CacheAuthenticator Auth;
   std::mutex Mutex;
   llvm::StringMap<std::optional<uint64_t>> Hashes;
-  unsigned Hits = 0, Misses = 0;
+  unsigned Hits = 0, Misses = 0, Untrusted = 0;
 };
 
 } // namespace torch_syncfree

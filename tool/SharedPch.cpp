@@ -1,4 +1,5 @@
 #include "SharedPch.h"
+#include "CacheAuth.h"
 
 #include "SafeFileSystem.h"
 
@@ -200,13 +201,22 @@ private:
 
 std::string hex(uint64_t V) { return llvm::utohexstr(V, /*LowerCase=*/true, 16); }
 
-/// "size mtime path" per line; every file must still match.
-bool depsStillMatch(StringRef DepsFile) {
-  auto Buffer = llvm::MemoryBuffer::getFile(DepsFile);
-  if (!Buffer)
-    return false;
+constexpr llvm::StringLiteral ManifestHeader = "torch-syncfree shared PCH v2";
+
+/// The dependency lines ("size mtime path") of a manifest: after the header
+/// and the PCH's digest line.
+SmallVector<StringRef, 0> dependencyLines(StringRef Manifest) {
   SmallVector<StringRef, 0> Lines;
-  (*Buffer)->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  Manifest.split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  if (Lines.size() < 2 || Lines[0] != ManifestHeader || !Lines[1].starts_with("pch "))
+    return {};
+  Lines.erase(Lines.begin(), Lines.begin() + 2);
+  return Lines;
+}
+
+/// Every file still has the size and modification time it had.
+bool depsStillMatch(StringRef Manifest) {
+  SmallVector<StringRef, 0> Lines = dependencyLines(Manifest);
   if (Lines.empty())
     return false;
   for (StringRef Line : Lines) {
@@ -251,16 +261,41 @@ std::vector<std::string> pchInputs(StringRef PchPath) {
   auto Buffer = llvm::MemoryBuffer::getFile(Base + ".deps");
   if (!Buffer)
     return Files;
-  SmallVector<StringRef, 0> Lines;
-  (*Buffer)->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
-  for (StringRef Line : Lines)
+  // Read after plan() verified it; only the dependency lines are inputs.
+  StringRef Text = (*Buffer)->getBuffer();
+  if (size_t Mac = Text.rfind("\nmac "); Mac != StringRef::npos)
+    Text = Text.take_front(Mac);
+  for (StringRef Line : dependencyLines(Text))
     Files.push_back(Line.split(' ').second.split(' ').second.str());
   return Files;
 }
 
 SharedPchCache::SharedPchCache(std::string Directory, const CompilationDatabase &Database,
-                               clang::tidy::ClangTidyOptionsProvider &Options)
-    : Directory(std::move(Directory)), Database(Database), Options(Options) {}
+                               clang::tidy::ClangTidyOptionsProvider &Options,
+                               CacheAuthenticator Auth)
+    : Directory(std::move(Directory)), Database(Database), Options(Options), Auth(Auth) {}
+
+bool SharedPchCache::trusted(StringRef Base) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Base + ".deps");
+  if (!Buffer)
+    return false;
+  std::optional<std::string> Manifest = Auth.verify((*Buffer)->getBuffer());
+  if (!Manifest) {
+    ++Counts.Untrusted; // committed, forged, or written by another user's tool
+    return false;
+  }
+  SmallVector<StringRef, 4> Lines;
+  StringRef(*Manifest).split(Lines, '\n', 2, /*KeepEmpty=*/false);
+  if (!depsStillMatch(*Manifest))
+    return false;
+  // The PCH must be the one the manifest was written for: a damaged or
+  // swapped file is a miss, never loaded (clang can crash on a bad PCH).
+  if (Lines.size() < 2 || fileDigest((Base + ".pch").str()) != Lines[1].drop_front(4)) {
+    ++Counts.Untrusted;
+    return false;
+  }
+  return true;
+}
 
 void SharedPchCache::plan(const std::vector<std::string> &Files) {
   std::lock_guard<std::mutex> Lock(Mutex);
@@ -322,7 +357,7 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
       continue;
     SmallString<256> Base(Directory);
     path::append(Base, Key);
-    if (fs::exists(Base + ".pch") && depsStillMatch((Base + ".deps").str())) {
+    if (fs::exists(Base + ".pch") && trusted(Base)) {
       G.State = Group::Ready;
       G.Pch = (Base + ".pch").str();
       ++Counts.Reused;
@@ -386,7 +421,12 @@ bool SharedPchCache::build(Group &G) {
     fs::remove(Temp);
     return Fail();
   }
-  std::string Manifest;
+  std::string Digest = fileDigest(Temp);
+  if (Digest.empty()) {
+    fs::remove(Temp);
+    return Fail();
+  }
+  std::string Manifest = (ManifestHeader + "\npch " + Digest + "\n").str();
   for (const std::string &Dependency : Collector->getDependencies()) {
     SmallString<256> Absolute(Dependency);
     path::make_absolute(Command.Directory, Absolute);
@@ -400,7 +440,7 @@ bool SharedPchCache::build(Group &G) {
                 " " + std::string(Absolute) + "\n";
   }
   // The manifest first: a reader that sees the new PCH sees its manifest.
-  if (!writeAtomically(Deps, Manifest) || fs::rename(Temp, Pch)) {
+  if (!writeAtomically(Deps, Auth.sign(Manifest)) || fs::rename(Temp, Pch)) {
     fs::remove(Temp);
     return Fail();
   }

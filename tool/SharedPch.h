@@ -12,6 +12,7 @@
 #ifndef TORCH_SYNCFREE_SHARED_PCH_H
 #define TORCH_SYNCFREE_SHARED_PCH_H
 
+#include "CacheAuth.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringRef.h"
@@ -34,8 +35,9 @@ class SharedPchCache {
 public:
   /// Directory: where PCHs live (created on demand). Options: the .clang-tidy
   /// options of each file (their ExtraArgs are part of the command).
+  /// Auth: the user's key; a cached PCH is used only with a manifest it signed.
   SharedPchCache(std::string Directory, const clang::tooling::CompilationDatabase &Database,
-                 clang::tidy::ClangTidyOptionsProvider &Options);
+                 clang::tidy::ClangTidyOptionsProvider &Options, CacheAuthenticator Auth);
 
   /// Groups Files (absolute paths); call once before pchFor.
   void plan(const std::vector<std::string> &Files);
@@ -48,6 +50,7 @@ public:
 
   struct Stats {
     unsigned Groups = 0, Built = 0, Reused = 0, Failed = 0, UnitsWithPch = 0;
+    unsigned Untrusted = 0; ///< cached entries ignored: not signed by this user's tool, or damaged
   };
   Stats stats() const;
 
@@ -61,9 +64,13 @@ private:
     std::string Pch;
   };
   bool build(Group &G); ///< without the lock
+  /// The manifest at Base.deps is signed by Auth, its headers are unchanged
+  /// and Base.pch is the file it was written for.
+  bool trusted(llvm::StringRef Base);
   std::string Directory;
   const clang::tooling::CompilationDatabase &Database;
   clang::tidy::ClangTidyOptionsProvider &Options;
+  CacheAuthenticator Auth;
   mutable std::mutex Mutex;
   std::map<std::string, Group> Groups;         ///< by key
   std::map<std::string, std::string> GroupOf;  ///< file -> key

@@ -1,0 +1,129 @@
+#include "CacheAuth.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace torch_syncfree {
+
+namespace {
+std::string configDirectory() {
+  if (std::optional<std::string> Dir = llvm::sys::Process::GetEnv("XDG_CONFIG_HOME"); Dir && !Dir->empty())
+    return *Dir + "/torch-syncfree";
+  if (std::optional<std::string> Home = llvm::sys::Process::GetEnv("HOME"); Home && !Home->empty())
+    return *Home + "/.config/torch-syncfree";
+  return "";
+}
+
+/// Reads exactly 32 bytes from a regular file of this user that no one else
+/// can read or write, opened without following a symbolic link.
+bool readKey(const std::string &Path, unsigned char *Key, std::string &Why) {
+  int FD = ::open(Path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (FD < 0)
+    return false;
+  struct stat St;
+  bool Ok = ::fstat(FD, &St) == 0 && S_ISREG(St.st_mode) && St.st_uid == ::geteuid() &&
+            (St.st_mode & 077) == 0 && St.st_size == 32 && ::read(FD, Key, 32) == 32;
+  ::close(FD);
+  if (!Ok)
+    Why = Path + " is not a 32-byte regular file readable by this user only";
+  return Ok;
+}
+} // namespace
+
+std::optional<CacheAuthenticator> CacheAuthenticator::forCurrentUser(std::string &Why) {
+  std::string Dir = configDirectory();
+  if (Dir.empty()) {
+    Why = "no HOME or XDG_CONFIG_HOME for the cache key";
+    return std::nullopt;
+  }
+  std::string Path = Dir + "/cache-key";
+  unsigned char Key[32];
+  if (readKey(Path, Key, Why))
+    return CacheAuthenticator(llvm::StringRef(reinterpret_cast<char *>(Key), 32));
+  if (!Why.empty())
+    return std::nullopt;
+  // First use: a new random key, written exclusively (another process may race us).
+  llvm::sys::fs::create_directories(Dir, /*IgnoreExisting=*/true, llvm::sys::fs::perms::owner_all);
+  int Random = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  bool Got = Random >= 0 && ::read(Random, Key, 32) == 32;
+  if (Random >= 0)
+    ::close(Random);
+  if (!Got) {
+    Why = "cannot read /dev/urandom for the cache key";
+    return std::nullopt;
+  }
+  int FD = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (FD >= 0) {
+    bool Written = ::write(FD, Key, 32) == 32;
+    ::close(FD);
+    if (!Written) {
+      ::unlink(Path.c_str());
+      Why = "cannot write " + Path;
+      return std::nullopt;
+    }
+  }
+  // Whoever created it, the file on disk is the key.
+  if (readKey(Path, Key, Why))
+    return CacheAuthenticator(llvm::StringRef(reinterpret_cast<char *>(Key), 32));
+  if (Why.empty())
+    Why = "cannot create " + Path;
+  return std::nullopt;
+}
+
+CacheAuthenticator::CacheAuthenticator(llvm::StringRef Key32) {
+  std::memset(Key, 0, sizeof(Key));
+  std::memcpy(Key, Key32.data(), std::min<size_t>(Key32.size(), sizeof(Key)));
+}
+
+std::string CacheAuthenticator::mac(llvm::StringRef Text) const {
+  llvm_blake3_hasher Hasher;
+  llvm_blake3_hasher_init_keyed(&Hasher, Key);
+  llvm_blake3_hasher_update(&Hasher, Text.data(), Text.size());
+  uint8_t Out[32];
+  llvm_blake3_hasher_finalize(&Hasher, Out, sizeof(Out));
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(Out, sizeof(Out)), /*LowerCase=*/true);
+}
+
+std::string CacheAuthenticator::sign(llvm::StringRef Text) const {
+  return Text.str() + "\nmac " + mac(Text) + "\n";
+}
+
+std::optional<std::string> CacheAuthenticator::verify(llvm::StringRef Signed) const {
+  if (!Signed.consume_back("\n"))
+    return std::nullopt;
+  size_t At = Signed.rfind("\nmac ");
+  if (At == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef Text = Signed.take_front(At), Mac = Signed.drop_front(At + 5);
+  // Compared in full (no early exit on the first differing byte).
+  std::string Expected = mac(Text);
+  if (Mac.size() != Expected.size())
+    return std::nullopt;
+  unsigned char Diff = 0;
+  for (size_t I = 0; I < Expected.size(); ++I)
+    Diff |= Mac[I] ^ Expected[I];
+  if (Diff)
+    return std::nullopt;
+  return Text.str();
+}
+
+std::string fileDigest(llvm::StringRef Path) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buffer)
+    return "";
+  llvm::BLAKE3 Hasher;
+  Hasher.update((*Buffer)->getBuffer());
+  auto Digest = Hasher.final();
+  return llvm::toHex(Digest, /*LowerCase=*/true);
+}
+
+} // namespace torch_syncfree

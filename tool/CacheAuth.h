@@ -1,0 +1,41 @@
+// Authenticates what the tool writes into its caches (issue 23: a repository
+// can ship a build directory with a cache in it). A manifest is trusted only
+// when it carries a keyed BLAKE3 MAC made with this user's secret, which lives
+// outside any repository ($XDG_CONFIG_HOME/torch-syncfree/cache-key, 0600, in a
+// 0700 directory, created on first use); a committed or forged entry fails the
+// check and is ignored. The shared PCH's manifest also binds the PCH's own
+// BLAKE3 digest, so a damaged or swapped PCH is a cache miss, never loaded.
+#ifndef TORCH_SYNCFREE_CACHE_AUTH_H
+#define TORCH_SYNCFREE_CACHE_AUTH_H
+
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+
+namespace torch_syncfree {
+
+class CacheAuthenticator {
+public:
+  /// Loads (or creates) the user's secret; nullopt when it cannot be had (no
+  /// writable config directory, a key file that is not a regular 0600 file of
+  /// this user): caches are then not used. Why: the reason, for one warning.
+  static std::optional<CacheAuthenticator> forCurrentUser(std::string &Why);
+  /// With a given key (tests, the fuzzer).
+  explicit CacheAuthenticator(llvm::StringRef Key32);
+
+  /// Text + "\nmac <hex>\n": the signed form of Text.
+  std::string sign(llvm::StringRef Text) const;
+  /// The text of a signed manifest whose MAC is right; nullopt otherwise.
+  std::optional<std::string> verify(llvm::StringRef Signed) const;
+
+private:
+  std::string mac(llvm::StringRef Text) const;
+  unsigned char Key[32];
+};
+
+/// The BLAKE3 digest of a file's bytes, hex; "" when it cannot be read.
+std::string fileDigest(llvm::StringRef Path);
+
+} // namespace torch_syncfree
+
+#endif
