@@ -176,6 +176,29 @@ llvm::ArrayRef<const DeclRefExpr *> TranslationUnitAnalysis::referencesTo(const 
   return It->second;
 }
 
+bool TranslationUnitAnalysis::isUnreachableInBlock(const CompoundStmt *Block, const Stmt *Child) {
+  auto [It, Inserted] = DeadRanges.try_emplace(Block);
+  if (Inserted) {
+    // One pass per block: the unreachable statements are those after the
+    // first jump and before the next label (computed once: a block of N
+    // statements asked N times stays linear).
+    It->second = {};
+    bool AfterJump = false;
+    for (const Stmt *Statement : Block->body()) {
+      if (isa<LabelStmt, SwitchCase>(Statement))
+        AfterJump = false;
+      if (AfterJump)
+        It->second.insert(Statement);
+      const Stmt *Plain = Statement;
+      if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(Plain))
+        Plain = Cleanups->getSubExpr();
+      if (isa<ReturnStmt, BreakStmt, ContinueStmt, GotoStmt, CXXThrowExpr>(Plain))
+        AfterJump = true;
+    }
+  }
+  return It->second.contains(Child);
+}
+
 bool TranslationUnitAnalysis::isOutsideAnalysedCode(const Stmt *S) {
   // Walk up to a statement already answered or to the first declaration,
   // then answer for every statement on the way. Other nodes between (member
@@ -198,6 +221,13 @@ bool TranslationUnitAnalysis::isOutsideAnalysedCode(const Stmt *S) {
     auto Parents = Ctx.getParents(Current);
     if (Parents.empty())
       break;
+    // A statement after a `throw` (or return, break, continue, goto) in the
+    // same block, with no label between, never runs: not analysed.
+    if (const auto *Block = Parents[0].get<CompoundStmt>(); Block && Current.get<Stmt>() &&
+                                                          isUnreachableInBlock(Block, Current.get<Stmt>())) {
+      Answer = true;
+      break;
+    }
     // A branch that never runs: `if constexpr (false)`, `if (kDebug)` with a
     // constant false flag, or the `else` of a constant true condition. Its code is
     // dead: not analysed.

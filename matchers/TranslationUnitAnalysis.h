@@ -10,6 +10,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -67,6 +68,8 @@ public:
 private:
   const clang::FunctionDecl *representativeOf(const clang::FunctionDecl *Pattern);
   bool declIsInInstantiation(const clang::Decl *D);
+  /// Child follows a throw/return/break/continue/goto in Block, with no label between.
+  bool isUnreachableInBlock(const clang::CompoundStmt *Block, const clang::Stmt *Child);
 
   clang::ASTContext &Ctx;
   std::unique_ptr<DeviceOracle> Oracle;
@@ -79,6 +82,7 @@ private:
   llvm::DenseMap<const clang::FunctionDecl *, const clang::FunctionDecl *> Representatives;
   llvm::DenseMap<const clang::FunctionDecl *, std::vector<const clang::CallExpr *>> CallsOf;
   llvm::DenseSet<const clang::Expr *> TakenOver;
+  llvm::DenseMap<const clang::CompoundStmt *, llvm::DenseSet<const clang::Stmt *>> DeadRanges;
   std::optional<bool> ProgramTU;
 };
 
