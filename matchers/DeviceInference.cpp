@@ -188,6 +188,31 @@ DeviceOracle::reachingValues(const VarDecl *VD, const DeclRefExpr *Use, bool &Es
   return Values;
 }
 
+bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
+  // `t.accessor<T, N>()` checks that t is a CPU tensor (it throws otherwise;
+  // `packed_accessor` is the GPU one): a tensor variable the function never
+  // reassigns and reads through an accessor is on the CPU everywhere in it.
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || !isTensorType(VD->getType()))
+    return false;
+  bool Accessor = false;
+  for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), VD)) {
+    DynTypedNodeList Parents = Ctx.getParents(*Ref);
+    const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    while (Parent && isa<ImplicitCastExpr, ParenExpr>(Parent)) {
+      DynTypedNodeList Up = Ctx.getParents(*Parent);
+      Parent = Up.empty() ? nullptr : Up[0].get<Stmt>();
+    }
+    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
+        Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 && Op->getArg(0)->IgnoreImpCasts() == Ref)
+      return false; // reassigned: the accessor says where it was at that point only
+    if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent))
+      if (Member->getMemberDecl()->getName() == "accessor")
+        Accessor = true;
+  }
+  return Accessor;
+}
+
 std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool AsDevice,
                                                          const DeclRefExpr *Use) {
   // Flow-sensitive first: the definitions that reach this use.
@@ -479,8 +504,11 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   if (const Expr *Range = rangeOfLoopElement(E)) {
     Result = elementPlacement(Range, std::nullopt); // `*__begin` of a range-for
   } else if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
       Result = variablePlacement(VD, /*AsDevice=*/false, DRE);
+      if (Result == Placement::Unknown && hasCpuAccessor(VD))
+        Result = Placement::Cpu;
+    }
     else if (const auto *Binding = dyn_cast<BindingDecl>(DRE->getDecl()))
       Result = bindingPlacement(Binding);
   } else if (const auto *Member = dyn_cast<MemberExpr>(E)) {

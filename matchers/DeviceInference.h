@@ -57,6 +57,9 @@ public:
   const clang::FunctionDecl *followableCallee(const clang::CallExpr *Call);
 
 private:
+  /// A tensor variable never reassigned in its function and read there through
+  /// `accessor<T, N>()` (which requires a CPU tensor).
+  bool hasCpuAccessor(const clang::VarDecl *VD);
   std::optional<Placement> tensorPlacementImpl(const clang::Expr *E);
   std::optional<Placement> variablePlacement(const clang::VarDecl *VD, bool AsDevice,
                                              const clang::DeclRefExpr *Use = nullptr);

@@ -171,3 +171,22 @@ void container_fields(HostRows &host, DeviceRows &gpu) {
   std::cout << torch::cross_entropy_loss(logits.cuda(), target.cuda()).item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:72: warning: `item()` on a GPU tensor
 }
+
+// Issue 21: `accessor<T, N>()` requires a CPU tensor: a variable the function
+// reads through one (and never reassigns) is on the CPU. A reassigned one is not.
+float read_with_accessor(torch::Tensor image) {
+  auto pixels = image.accessor<float, 2>();
+  (void)pixels;
+  return image.sum().item<float>();
+}
+float accessor_then_reassigned(torch::Tensor image, torch::Device device) {
+  auto pixels = image.accessor<float, 2>();
+  (void)pixels;
+  image = image.to(device);
+  return image.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a tensor that may be on the GPU
+}
+float without_accessor(torch::Tensor image) {
+  return image.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a tensor that may be on the GPU
+}
