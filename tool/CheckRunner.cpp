@@ -280,11 +280,13 @@ private:
   const RunOptions &Options;
 };
 
+bool isCompileError(const ClangTidyError &E) {
+  return E.DiagLevel == ClangTidyError::Error &&
+         StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
+}
+
 bool hasCompileError(llvm::ArrayRef<ClangTidyError> Errors) {
-  return llvm::any_of(Errors, [](const ClangTidyError &E) {
-    return E.DiagLevel == ClangTidyError::Error &&
-           StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
-  });
+  return llvm::any_of(Errors, isCompileError);
 }
 
 static std::vector<ClangTidyError>
@@ -306,7 +308,7 @@ std::vector<ClangTidyError> runChecks(ClangTidyContext &Context,
     SmallString<256> Main(Files.front());
     llvm::sys::path::remove_dots(Main, true);
     for (const ClangTidyError &E : Errors)
-      if (E.DiagLevel == ClangTidyError::Error && StringRef(E.DiagnosticName).starts_with("clang-diagnostic")) {
+      if (isCompileError(E)) {
         SmallString<256> At(E.Message.FilePath);
         llvm::sys::path::remove_dots(At, true);
         if (At == Main)

@@ -59,6 +59,8 @@ struct RunOptions {
   bool ConfirmErrorsInMainFile = true;
 };
 
+/// A clang error, not a check's finding.
+bool isCompileError(const clang::tidy::ClangTidyError &E);
 /// A clang error (not a check's finding) among the results: the TU does not compile.
 bool hasCompileError(llvm::ArrayRef<clang::tidy::ClangTidyError> Errors);
 

@@ -626,8 +626,7 @@ private:
     for (ClangTidyError &E : Errors) {
       makePathsAbsolute(E);
       bool InThisFile = E.Message.FilePath == Self;
-      if (E.DiagLevel == ClangTidyError::Error &&
-          StringRef(E.DiagnosticName).starts_with("clang-diagnostic")) {
+      if (isCompileError(E)) {
         // One diagnostic at the first error: the findings of a file that does
         // not compile are incomplete, and the user must know why.
         if (ReportedCompileError)

@@ -688,8 +688,7 @@ int main(int argc, const char **argv) {
         }
         for (ClangTidyError &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
-          if (Error.DiagLevel == ClangTidyError::Error &&
-              StringRef(Error.DiagnosticName).starts_with("clang-diagnostic")) {
+          if (torch_syncfree::isCompileError(Error)) {
             if (Unit.CompileError.empty())
               Unit.CompileError = Error.Message.FilePath + ": " + Error.Message.Message;
             continue;
@@ -913,9 +912,6 @@ int main(int argc, const char **argv) {
         errs() << "  shared PCH: " << counted(P.UnitsWithPch, "unit") << " of "
                << Files.size() << " with one, " << P.Built << " built, " << P.Reused
                << " reused, " << P.Failed << " failed (" << PchDirectory << "/pch)\n";
-    }
-    if (Pch) {
-      torch_syncfree::SharedPchCache::Stats P = Pch->stats();
       if (P.Untrusted)
         errs() << "  shared PCH: " << (P.Untrusted == 1 ? std::string("1 cached entry") : std::to_string(P.Untrusted) + " cached entries")
                << " ignored: not written by this user's torch-syncfree, or damaged\n";
