@@ -18,6 +18,7 @@ namespace torch_syncfree {
 
 static std::optional<unsigned> stdGetIndex(const CallExpr *Call);
 static bool isStdMove(const CallExpr *Call);
+static const Expr *assignedValue(ASTContext &Ctx, const Expr *Target);
 
 Placement join(Placement A, Placement B) { return A == B ? A : Placement::Unknown; }
 
@@ -82,44 +83,86 @@ DeviceOracle::FunctionCFG *DeviceOracle::cfgFor(const FunctionDecl *FD) {
   return Slot->Graph ? Slot.get() : nullptr;
 }
 
-/// The value a CFG element gives VD, when the element defines it: its
-/// declaration's initialiser, or the right side of an assignment to it.
-/// Sets Escapes for a call that may change VD through a non-const reference.
-static const Expr *definitionValue(const Stmt *S, const VarDecl *VD, bool &IsDefinition,
-                                   bool &Escapes) {
+/// `std::tie(a, b, ...)` with \p D among its arguments: D's position there.
+static std::optional<unsigned> tiePosition(const Expr *E, const ValueDecl *D) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(ignoreWrappers(E));
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !FD->isInStdNamespace() || FD->getName() != "tie")
+    return std::nullopt;
+  for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(Call->getArg(I)->IgnoreParenImpCasts());
+        Ref && Ref->getDecl() == D)
+      return I;
+  return std::nullopt;
+}
+
+/// The element of a structured binding's initialiser that the binding names.
+static unsigned bindingIndex(const BindingDecl *Binding) {
+  unsigned Index = 0;
+  if (const auto *Decomposed = dyn_cast_or_null<DecompositionDecl>(Binding->getDecomposedDecl()))
+    for (const BindingDecl *Other : Decomposed->bindings()) {
+      if (Other == Binding)
+        break;
+      ++Index;
+    }
+  return Index;
+}
+
+/// The value a CFG element gives D (a variable or a structured binding), when
+/// the element defines it: its declaration's initialiser, the right side of an
+/// assignment to it, or element I of the right side of `std::tie(..) = rhs`.
+/// Sets Escapes for a call that may change D through a non-const reference.
+static DeviceOracle::Definition definitionValue(const Stmt *S, const ValueDecl *D,
+                                                bool &IsDefinition, bool &Escapes) {
   IsDefinition = false;
   if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-    for (const Decl *D : DS->decls())
-      if (D == VD) {
+    const auto *Binding = dyn_cast<BindingDecl>(D);
+    for (const Decl *Declared : DS->decls()) {
+      if (Declared == D) {
         IsDefinition = true;
-        return VD->getInit();
+        return {cast<VarDecl>(D)->getInit(), std::nullopt};
       }
-    return nullptr;
+      if (Binding && Declared == Binding->getDecomposedDecl()) {
+        IsDefinition = true;
+        return {cast<VarDecl>(Declared)->getInit(), bindingIndex(Binding)};
+      }
+    }
+    return {};
   }
   auto IsVar = [&](const Expr *E) {
     const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-    return Ref && Ref->getDecl() == VD;
+    return Ref && Ref->getDecl() == D;
   };
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
-    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 && IsVar(Op->getArg(0))) {
-      IsDefinition = true;
-      return Op->getArg(1);
+    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2) {
+      if (IsVar(Op->getArg(0))) {
+        IsDefinition = true;
+        return {Op->getArg(1), std::nullopt};
+      }
+      if (std::optional<unsigned> Position = tiePosition(Op->getArg(0), D)) {
+        IsDefinition = true;
+        return {Op->getArg(1), Position};
+      }
     }
-    return nullptr;
+    return {};
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
     if (BO->getOpcode() == BO_Assign && IsVar(BO->getLHS())) {
       IsDefinition = true;
-      return BO->getRHS();
+      return {BO->getRHS(), std::nullopt};
     }
-    return nullptr;
+    return {};
   }
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
     if (isa<CXXMemberCallExpr>(Call))
-      return nullptr;
+      return {};
     const FunctionDecl *FD = Call->getDirectCallee();
     if (FD && isInTorchNamespace(FD))
-      return nullptr;
+      return {};
+    // The tie of `std::tie(a, b) = rhs` is evaluated before the assignment,
+    // which defines a and b (found first, scanning backwards).
+    if (FD && FD->isInStdNamespace() && FD->getName() == "tie")
+      return {};
     for (unsigned I = 0; I < Call->getNumArgs(); ++I)
       if (IsVar(Call->getArg(I)) &&
           (!FD || (I < FD->getNumParams() &&
@@ -129,11 +172,11 @@ static const Expr *definitionValue(const Stmt *S, const VarDecl *VD, bool &IsDef
         Escapes = true;
       }
   }
-  return nullptr;
+  return {};
 }
 
-std::optional<std::vector<const Expr *>>
-DeviceOracle::reachingValues(const VarDecl *VD, const DeclRefExpr *Use, bool &Escapes) {
+std::optional<std::vector<DeviceOracle::Definition>>
+DeviceOracle::reachingValues(const ValueDecl *VD, const DeclRefExpr *Use, bool &Escapes) {
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
   if (!FD || !FD->getBody() || !Use)
     return std::nullopt;
@@ -152,7 +195,7 @@ DeviceOracle::reachingValues(const VarDecl *VD, const DeclRefExpr *Use, bool &Es
       return std::nullopt; // a capture: when the lambda runs is not known here
     Found = Graph->Position.find(Current);
   }
-  std::vector<const Expr *> Values;
+  std::vector<Definition> Values;
   // Scans Block's elements [0, End) backwards for the last definition of VD.
   auto LastDefinition = [&](const CFGBlock *Block, unsigned End) {
     for (unsigned I = End; I-- > 0;) {
@@ -160,9 +203,9 @@ DeviceOracle::reachingValues(const VarDecl *VD, const DeclRefExpr *Use, bool &Es
       if (!Element)
         continue;
       bool IsDefinition = false;
-      const Expr *Value = definitionValue(Element->getStmt(), VD, IsDefinition, Escapes);
+      Definition Value = definitionValue(Element->getStmt(), VD, IsDefinition, Escapes);
       if (IsDefinition) {
-        if (Value)
+        if (Value.Value)
           Values.push_back(Value);
         return true;
       }
@@ -213,30 +256,47 @@ bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
   return Accessor;
 }
 
+std::optional<Placement> DeviceOracle::definitionPlacement(const Definition &Def, bool AsDevice) {
+  if (Def.Element)
+    return AsDevice ? std::optional(Placement::Unknown) : elementPlacement(Def.Value, Def.Element);
+  return AsDevice ? devicePlacement(Def.Value) : tensorPlacementImpl(Def.Value);
+}
+
+std::optional<Placement> DeviceOracle::reachingPlacement(const ValueDecl *D, bool AsDevice,
+                                                         const DeclRefExpr *Use, bool &Answered) {
+  Answered = false;
+  if (!InProgress.insert(D).second)
+    return std::nullopt;
+  bool Escapes = false;
+  std::optional<std::vector<Definition>> Values = reachingValues(D, Use, Escapes);
+  std::optional<Placement> Result;
+  if (Values) {
+    for (const Definition &Value : *Values) {
+      const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Value.Value));
+      if (!Value.Element && Construct && Construct->getNumArgs() == 0)
+        continue; // `Tensor t;`: undefined until assigned
+      Result = join(Result, definitionPlacement(Value, AsDevice));
+    }
+    if (Escapes)
+      Result = join(Result, std::optional<Placement>(Placement::Unknown));
+  }
+  InProgress.erase(D);
+  if (!Values)
+    return std::nullopt;
+  Answered = true;
+  if (!Result && !AsDevice)
+    return Placement::Unknown;
+  return Result;
+}
+
 std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool AsDevice,
                                                          const DeclRefExpr *Use) {
   // Flow-sensitive first: the definitions that reach this use.
-  if (Use && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
-      !VD->getType()->isReferenceType() && InProgress.insert(VD).second) {
-    bool Escapes = false;
-    std::optional<std::vector<const Expr *>> Values = reachingValues(VD, Use, Escapes);
-    std::optional<Placement> Result;
-    if (Values) {
-      for (const Expr *Value : *Values) {
-        const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Value));
-        if (Construct && Construct->getNumArgs() == 0)
-          continue; // `Tensor t;`: undefined until assigned
-        Result = join(Result, AsDevice ? devicePlacement(Value) : tensorPlacementImpl(Value));
-      }
-      if (Escapes)
-        Result = join(Result, std::optional<Placement>(Placement::Unknown));
-    }
-    InProgress.erase(VD);
-    if (Values) {
-      if (!Result && !AsDevice)
-        return Placement::Unknown;
+  if (Use && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && !VD->getType()->isReferenceType()) {
+    bool Answered = false;
+    std::optional<Placement> Result = reachingPlacement(VD, AsDevice, Use, Answered);
+    if (Answered)
       return Result;
-    }
   }
   return variablePlacementAnywhere(VD, AsDevice);
 }
@@ -296,6 +356,14 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
     if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
       if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
         continue;
+      if (std::optional<unsigned> Position = tiePosition(Call, VD)) {
+        // `std::tie(a, b) = rhs`: a is rhs's element 0; a tie kept for later
+        // (`auto t = std::tie(a, b);`) may change a anywhere.
+        const Expr *Assigned = assignedValue(Ctx, Call);
+        Result = join(Result, Assigned && !AsDevice ? elementPlacement(Assigned, Position)
+                                                    : std::optional(Placement::Unknown));
+        continue;
+      }
       const FunctionDecl *FD = Call->getDirectCallee();
       for (unsigned I = 0; I < Call->getNumArgs(); ++I)
         if (ignoreWrappers(Call->getArg(I)) == Ref &&
@@ -509,8 +577,13 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
       if (Result == Placement::Unknown && hasCpuAccessor(VD))
         Result = Placement::Cpu;
     }
-    else if (const auto *Binding = dyn_cast<BindingDecl>(DRE->getDecl()))
-      Result = bindingPlacement(Binding);
+    else if (const auto *Binding = dyn_cast<BindingDecl>(DRE->getDecl())) {
+      // `auto [a, b] = f(); b = b.cpu();`: the definitions reaching this use.
+      bool Answered = false;
+      Result = reachingPlacement(Binding, /*AsDevice=*/false, DRE, Answered);
+      if (!Answered)
+        Result = bindingPlacement(Binding);
+    }
   } else if (const auto *Member = dyn_cast<MemberExpr>(E)) {
     Result = memberPlacement(Member);
   } else if (const auto *Subscript = dyn_cast<ArraySubscriptExpr>(E)) {
@@ -696,13 +769,17 @@ std::optional<Placement> DeviceOracle::bindingPlacement(const BindingDecl *Bindi
   const auto *Decomposed = dyn_cast_or_null<DecompositionDecl>(Binding->getDecomposedDecl());
   if (!Decomposed || !Decomposed->getInit())
     return Placement::Unknown;
-  unsigned Index = 0;
-  for (const BindingDecl *Other : Decomposed->bindings()) {
-    if (Other == Binding)
-      break;
-    ++Index;
-  }
-  return elementPlacement(Decomposed->getInit(), Index);
+  std::optional<Placement> Result = elementPlacement(Decomposed->getInit(), bindingIndex(Binding));
+  // Where the CFG cannot answer (a capture in a lambda): every value assigned
+  // to the binding anywhere in its function joins the initial one.
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(Decomposed->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || !InProgress.insert(Binding).second)
+    return Result;
+  for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), Binding))
+    if (const Expr *Assigned = assignedValue(Ctx, Ref))
+      Result = join(Result, tensorPlacementImpl(Assigned));
+  InProgress.erase(Binding);
+  return Result;
 }
 
 /// The Index-th non-static data member of a class.
@@ -725,7 +802,69 @@ std::optional<Placement> DeviceOracle::memberPlacement(const MemberExpr *Member)
   // std::pair's first/second: the element of the pair expression.
   if (Record->isInStdNamespace() && Record->getName() == "pair")
     return elementPlacement(Member->getBase(), Field->getFieldIndex());
+  // A parameter of a LibTorch module (`linear->weight`).
+  if (isInTorchNamespace(Record))
+    return modulePlacement(Member->getBase());
   return fieldPlacement(Field);
+}
+
+std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
+  // `lin->weight` reads through the holder's operator->.
+  const Expr *E = ignoreWrappers(Module);
+  if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+      Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+    E = ignoreWrappers(Arrow->getArg(0));
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E);
+  const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  const CXXRecordDecl *Record = VD ? VD->getType()->getAsCXXRecordDecl() : nullptr;
+  if (!VD || !Record || !isInTorchNamespace(Record) || !VD->hasLocalStorage() ||
+      isa<ParmVarDecl>(VD) || VD->getType()->isReferenceType())
+    return Placement::Unknown;
+  // Built here from sizes (`Linear lin(3, 4)`), not copied from another module.
+  const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(VD->getInit()));
+  if (!Construct || Construct->getNumArgs() == 0 || Construct->getConstructor()->isCopyOrMoveConstructor())
+    return Placement::Unknown;
+  // A module starts on the CPU and stays there unless moved (`to`, `cuda`),
+  // loaded into, or handed to code that may do either.
+  static const llvm::StringSet<> Keeps = {"forward", "parameters", "named_parameters", "buffers",
+                                          "train", "eval", "is_training", "zero_grad",
+                                          "pretty_print", "name"};
+  const Stmt *Body = owningBody(VD);
+  if (!Body)
+    return Placement::Unknown;
+  // The expression \p E is an operand of, past implicit casts (`fresh->parameters()`
+  // converts the LinearImpl * to the Module * that declares parameters()).
+  auto User = [&](const Expr *E) -> const Expr * {
+    DynTypedNodeList Up = Ctx.getParents(*E);
+    const Expr *Parent = Up.empty() ? nullptr : Up[0].get<Expr>();
+    while (Parent && isa<ImplicitCastExpr, ParenExpr>(Parent)) {
+      Up = Ctx.getParents(*Parent);
+      Parent = Up.empty() ? nullptr : Up[0].get<Expr>();
+    }
+    return Parent;
+  };
+  for (const DeclRefExpr *Use : TU.referencesTo(*Body, VD)) {
+    const Expr *Accessed = User(Use);
+    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Accessed)) {
+      if (Op->getOperator() == OO_Call)
+        continue; // lin(x): its forward
+      if (Op->getOperator() != OO_Arrow)
+        return Placement::Unknown;
+      Accessed = User(Op);
+    }
+    const auto *Member = dyn_cast_or_null<MemberExpr>(Accessed);
+    if (!Member)
+      return Placement::Unknown; // passed on, captured, returned
+    if (isa<FieldDecl>(Member->getMemberDecl()) && isTensorType(Member->getType())) {
+      if (assignedValue(Ctx, Member) || escapes(Ctx, Member))
+        return Placement::Unknown; // `lin->weight = w`: w decides
+      continue;
+    }
+    if (!isa<CXXMethodDecl>(Member->getMemberDecl()) ||
+        !Keeps.contains(Member->getMemberDecl()->getName()))
+      return Placement::Unknown;
+  }
+  return Placement::Cpu;
 }
 
 std::optional<Placement> DeviceOracle::containerAccessPlacement(const Expr *E) {
@@ -816,6 +955,11 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
       std::vector<const Expr *> Args(Call->arg_begin(), Call->arg_end());
       return Pick(Args);
     }
+    // A module's parameters()/buffers(): where the module is.
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+        MC && FD && isInTorchNamespace(FD) && !isTensorType(MC->getImplicitObjectArgument()->getType()) &&
+        llvm::is_contained({"parameters", "buffers"}, FD->getName()))
+      return modulePlacement(MC->getImplicitObjectArgument());
     // chunk/split/unbind/max(dim)/sort/topk/*_ex: on the device of their operands.
     if (FD && isInTorchNamespace(FD))
       return operandsPlacement(Call);

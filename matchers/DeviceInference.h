@@ -65,11 +65,25 @@ private:
                                              const clang::DeclRefExpr *Use = nullptr);
   /// Flow-insensitive: the join of every definition of VD in its function.
   std::optional<Placement> variablePlacementAnywhere(const clang::VarDecl *VD, bool AsDevice);
-  /// Flow-sensitive: the definitions of VD that reach Use along the function's
-  /// CFG (nullopt when the CFG cannot answer: lambdas, globals, no CFG).
-  std::optional<std::vector<const clang::Expr *>> reachingValues(const clang::VarDecl *VD,
-                                                               const clang::DeclRefExpr *Use,
-                                                               bool &Escapes);
+public:
+  /// A value given to a variable or structured binding: Value itself, or its
+  /// element Element (`auto [a, b] = f();`, `std::tie(a, b) = f();`).
+  struct Definition {
+    const clang::Expr *Value = nullptr;
+    std::optional<unsigned> Element;
+  };
+
+private:
+  /// Flow-sensitive: the definitions of D (a variable or a structured binding)
+  /// that reach Use along the function's CFG (nullopt when the CFG cannot
+  /// answer: lambdas, globals, no CFG).
+  std::optional<std::vector<Definition>> reachingValues(const clang::ValueDecl *D,
+                                                        const clang::DeclRefExpr *Use,
+                                                        bool &Escapes);
+  /// The join of reachingValues(); Answered is false when the CFG cannot answer.
+  std::optional<Placement> reachingPlacement(const clang::ValueDecl *D, bool AsDevice,
+                                             const clang::DeclRefExpr *Use, bool &Answered);
+  std::optional<Placement> definitionPlacement(const Definition &Def, bool AsDevice);
   struct FunctionCFG {
     std::unique_ptr<clang::CFG> Graph;
     llvm::DenseMap<const clang::Stmt *, std::pair<const clang::CFGBlock *, unsigned>> Position;
@@ -99,6 +113,9 @@ private:
   /// the arguments they pass (nullopt when it is not such a function or is
   /// never called here).
   std::optional<Placement> callerArgumentPlacement(const clang::ParmVarDecl *Param, bool AsDevice);
+  /// A LibTorch module (`lin`, `lin.operator->()`): CPU when it is a local
+  /// built here from sizes and only used in ways that cannot move it.
+  std::optional<Placement> modulePlacement(const clang::Expr *Module);
   /// `obj.field`, `this->field`, `pair.first`.
   std::optional<Placement> memberPlacement(const clang::MemberExpr *Member);
   /// `v[i]`, `v.at(i)`, `v.front()`, `v.back()`, `opt.value()` on a non-tensor
@@ -120,7 +137,7 @@ private:
   unsigned StepsLeft = MaxStepsPerQuestion;
   unsigned QueryDepth = 0;
   bool BudgetExhausted = false;
-  llvm::SmallPtrSet<const clang::VarDecl *, 8> InProgress;
+  llvm::SmallPtrSet<const clang::ValueDecl *, 8> InProgress;
   llvm::SmallPtrSet<const clang::Decl *, 8> FieldsAndCalleesInProgress;
   llvm::DenseMap<const clang::FieldDecl *, std::optional<Placement>> FieldCache;
   /// Parameter placements of the callees being evaluated (innermost last).

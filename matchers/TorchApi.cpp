@@ -154,7 +154,7 @@ llvm::ArrayRef<const CallExpr *> TranslationUnitAnalysis::callsOf(const Function
 }
 
 llvm::ArrayRef<const DeclRefExpr *> TranslationUnitAnalysis::referencesTo(const Stmt &Root,
-                                                                         const VarDecl *VD) {
+                                                                         const ValueDecl *VD) {
   std::unique_ptr<ReferenceIndex> &Index = ReferenceIndices[&Root];
   if (!Index) {
     Index = std::make_unique<ReferenceIndex>();
@@ -164,13 +164,13 @@ llvm::ArrayRef<const DeclRefExpr *> TranslationUnitAnalysis::referencesTo(const 
       if (!S)
         continue;
       if (const auto *Ref = dyn_cast<DeclRefExpr>(S))
-        if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl()))
-          (*Index)[Var->getCanonicalDecl()].push_back(Ref);
+        if (isa<VarDecl, BindingDecl>(Ref->getDecl()))
+          (*Index)[cast<ValueDecl>(Ref->getDecl()->getCanonicalDecl())].push_back(Ref);
       llvm::SmallVector<const Stmt *, 8> Children(S->child_begin(), S->child_end());
       Stack.append(Children.rbegin(), Children.rend());
     }
   }
-  auto It = Index->find(VD->getCanonicalDecl());
+  auto It = Index->find(cast<ValueDecl>(VD->getCanonicalDecl()));
   if (It == Index->end())
     return {};
   return It->second;

@@ -41,12 +41,12 @@ public:
   /// How values are used; one per distinct option set (LoggingFunctions).
   UseClassifier &classifier(const ClassifierOptions &Options);
 
-  /// Every DeclRefExpr naming VD inside Root, in source order. Indexed once per
+  /// Every DeclRefExpr naming VD (a variable or a structured binding) inside Root, in source order. Indexed once per
   /// root (one walk of Root for all its variables): the analyses ask this per
   /// use, and a findAll() matcher per question was quadratic (2,000
   /// reassignments of one variable took 52 s).
   llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
-                                                          const clang::VarDecl *VD);
+                                                          const clang::ValueDecl *VD);
   /// The innermost for/while/do/range-for loop around S within its function or
   /// lambda, or nullptr (memoised along the path).
   const clang::Stmt *enclosingLoop(const clang::Stmt *S);
@@ -75,7 +75,7 @@ private:
   std::unique_ptr<DeviceOracle> Oracle;
   std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
   using ReferenceIndex =
-      llvm::DenseMap<const clang::VarDecl *, llvm::SmallVector<const clang::DeclRefExpr *, 4>>;
+      llvm::DenseMap<const clang::ValueDecl *, llvm::SmallVector<const clang::DeclRefExpr *, 4>>;
   llvm::DenseMap<const clang::Stmt *, std::unique_ptr<ReferenceIndex>> ReferenceIndices;
   llvm::DenseMap<const clang::Stmt *, const clang::Stmt *> LoopMemo;
   llvm::DenseMap<const clang::Stmt *, bool> OutsideAnalysedCode;

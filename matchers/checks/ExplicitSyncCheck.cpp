@@ -42,21 +42,46 @@ void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
       this);
 }
 
+/// A function that releases a host buffer it is given, by its name and
+/// signature: `stbi_image_free(void *)`, `release_buffer(T *)` (its body is
+/// not in this TU).
+static bool looksLikeReleaseFunction(const FunctionDecl *FD) {
+  std::string Name = FD->getName().lower();
+  if (Name.find("free") == std::string::npos && Name.find("release") == std::string::npos &&
+      Name.find("dealloc") == std::string::npos)
+    return false;
+  return llvm::any_of(FD->parameters(),
+                      [](const ParmVarDecl *P) { return P->getType()->isPointerType(); });
+}
+
 /// Calls that read a clock or free a host buffer: a synchronize next to one of
-/// them is a deliberate barrier (timing, buffer lifetime).
-static bool mentionsTimerOrRelease(const Stmt *S) {
+/// them is a deliberate barrier (timing, buffer lifetime). The program's own
+/// wrappers count (`void free_image(unsigned char *p) { std::free(p); }`):
+/// their bodies are searched, \p Depth calls deep.
+static bool mentionsTimerOrRelease(const Stmt *S, unsigned Depth = 2) {
   static const llvm::StringSet<> Names = {
       "now", "cudaEventElapsedTime", "clock_gettime", "gettimeofday", "clock", "elapsed",
       "elapsed_time", "stop", "cudaFreeHost", "free", "cudaFree", "reset", "Stop"};
   if (!S)
     return false;
-  if (const auto *Call = dyn_cast<CallExpr>(S))
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
     if (Names.contains(calleeName(Call)))
       return true;
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (FD && !FD->isInStdNamespace() && !isInTorchNamespace(FD)) {
+      const FunctionDecl *Definition = nullptr;
+      if (FD->hasBody(Definition) && Definition && Depth > 0) {
+        if (mentionsTimerOrRelease(Definition->getBody(), Depth - 1))
+          return true;
+      } else if (!FD->hasBody() && looksLikeReleaseFunction(FD)) {
+        return true;
+      }
+    }
+  }
   if (isa<CXXDeleteExpr>(S))
     return true;
   for (const Stmt *Child : S->children())
-    if (mentionsTimerOrRelease(Child))
+    if (mentionsTimerOrRelease(Child, Depth))
       return true;
   return false;
 }

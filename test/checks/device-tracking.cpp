@@ -190,3 +190,68 @@ float without_accessor(torch::Tensor image) {
   return image.sum().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a tensor that may be on the GPU
 }
+
+// Issue 21: `std::tie(x, y) = f()` gives x and y f's elements (not "unknown,
+// passed by reference"); a reassigned structured binding has the value that
+// reaches the use.
+static std::tuple<torch::Tensor, torch::Tensor> cpu_batch() { return {torch::rand({4}), torch::rand({4})}; }
+static std::tuple<torch::Tensor, torch::Tensor> gpu_batch() {
+  return {torch::rand({4}, torch::kCUDA), torch::rand({4}, torch::kCUDA)};
+}
+float tied_batches() {
+  torch::Tensor x, y;
+  std::tie(x, y) = cpu_batch();
+  float sum = x.sum().item<float>() + y.sum().item<float>();  // CPU: no finding
+  std::tie(x, std::ignore) = gpu_batch();
+  sum += x.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `item()` on a GPU tensor
+  sum += y.sum().item<float>();                               // still the CPU one: no finding
+  return sum;
+}
+float tie_kept_for_later() {
+  torch::Tensor x, y;
+  auto both = std::tie(x, y);
+  both = gpu_batch();
+  return x.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `item()` on a tensor that may be on the GPU
+}
+float rebound_bindings(torch::Tensor input) {
+  auto [a, b] = std::make_tuple(input, input + 1);
+  b = b.cpu();
+  float host = b.item<float>();                    // CPU after the reassignment: no finding
+  auto [c, d] = cpu_batch();
+  d = d.cuda();
+  return host + c.sum().item<float>() + d.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:49: warning: `item()` on a GPU tensor
+}
+
+// A module built here from sizes holds CPU parameters until something moves it.
+float fresh_module_parameters(torch::Tensor x) {
+  torch::nn::Linear fresh(3, 4);
+  float total = fresh->weight.sum().item<float>();   // CPU: no finding
+  for (const auto &p : fresh->parameters())
+    total += p.sum().item<float>();                   // CPU: no finding
+  torch::nn::Linear moved(3, 4);
+  moved->to(torch::kCUDA);
+  total += moved->weight.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: `item()` on a tensor that may be on the GPU
+  torch::nn::Linear assigned(3, 4);
+  assigned->bias = x;
+  total += assigned->bias.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a tensor that may be on the GPU
+  return total;
+}
+
+// `new_zeros`/`*_like` of a CPU tensor, `from_blob` and `empty` are CPU tensors.
+float made_like_cpu(float *data) {
+  auto base = torch::rand({3});
+  float sum = base.new_zeros({3}).sum().item<float>() + torch::rand_like(base).sum().item<float>() +
+              torch::empty_like(base).sum().item<float>();                  // CPU: no finding
+  sum += torch::from_blob(data, {3}).sum().item<float>() + torch::empty({3}).sum().item<float>();
+  auto gpu = torch::rand({3}, torch::kCUDA);
+  sum += torch::rand_like(gpu).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: `item()` on a GPU tensor
+  sum += base.new_zeros({3}, torch::kCUDA).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: `item()` on a GPU tensor
+  return sum;
+}

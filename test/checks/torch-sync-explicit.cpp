@@ -88,3 +88,29 @@ int main() {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it comes right before the program ends; keep it: it waits once, at the end [torch-sync-explicit]
   return 0;
 }
+
+// Issue 21: the program's own wrapper of a release (its body frees the host
+// buffer) and an unseen function named and typed as one (`stbi_image_free`)
+// make the wait an intentional barrier; a helper that frees nothing, or an
+// unseen "release" that takes no buffer, does not.
+static void free_image(unsigned char *pixels) { std::free(pixels); }
+static void log_step(int step) { std::printf("%d\n", step); }
+void stbi_image_free(void *retval_from_stbi_load);
+void release_slot(int slot);
+void wrapped_release(torch::Tensor gpu, unsigned char *pixels, void *decoded) {
+  torch::from_blob(pixels, {16}, torch::kByte).copy_(gpu, /*non_blocking=*/true);
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it brackets a timer or the release of a buffer
+  free_image(pixels);
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}}; intentional barrier: it brackets a timer or the release of a buffer
+  stbi_image_free(decoded);
+}
+void not_a_release(int step) {
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; false dependency: no timer or host-buffer release next to it
+  log_step(step);
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}}; false dependency: no timer or host-buffer release next to it
+  release_slot(step);
+}

@@ -176,6 +176,7 @@ public:
   Tensor clone() const;
   Tensor contiguous() const;
   Tensor sum() const;
+  Tensor new_zeros(IntArrayRef size, TensorOptions options = {}) const;
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
   Tensor mean() const;
   Tensor max() const;
@@ -273,6 +274,8 @@ Tensor rand(IntArrayRef size, TensorOptions options = {});
 Tensor randn(IntArrayRef size, TensorOptions options = {});
 Tensor arange(const Scalar &end, TensorOptions options = {});
 Tensor zeros_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
+Tensor rand_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
+Tensor empty_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
 Tensor from_blob(void *data, IntArrayRef sizes, const TensorOptions &options = TensorOptions());
 Scalar _local_scalar_dense(const Tensor &self);
 Tensor matmul(const Tensor &self, const Tensor &other);
@@ -330,6 +333,8 @@ inline at::Tensor arange(const at::Scalar &end, at::TensorOptions options = {});
 inline at::Tensor linspace(const at::Scalar &start, const at::Scalar &end, int64_t steps, at::TensorOptions options = {});
 inline at::Tensor eye(int64_t n, at::TensorOptions options = {});
 inline at::Tensor zeros_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor rand_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor empty_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor scalar_tensor(const at::Scalar &s, at::TensorOptions options = {});
 inline at::Tensor randint(int64_t low, int64_t high, at::IntArrayRef size, at::TensorOptions options = at::kLong);
 inline at::Tensor from_blob(void *data, at::IntArrayRef sizes, const at::TensorOptions &options = at::TensorOptions());
@@ -371,6 +376,8 @@ public:
 struct LinearImpl : Module {
   LinearImpl(int64_t in, int64_t out);
   at::Tensor forward(const at::Tensor &input);
+  at::Tensor weight;
+  at::Tensor bias;
 };
 struct Linear {
   Linear(int64_t in, int64_t out);
