@@ -28,7 +28,10 @@ static const char *dependencyLabel(Dependency D) {
 
 std::string formatMessage(const Finding &F) {
   std::string Message = F.What + "; " + dependencyLabel(F.Use.Kind) + ": " + F.Use.Reason;
-  if (F.Use.LoopLine)
+  if (F.Use.IntervalLine)
+    Message += " (under the log interval `" + F.Use.IntervalCondition + "` at line " +
+               std::to_string(F.Use.IntervalLine) + ")";
+  else if (F.Use.LoopLine)
     Message += " (every iteration of the loop at line " + std::to_string(F.Use.LoopLine) + ")";
   if (!F.Use.ValidationMacro.empty())
     Message += "; validate on the device instead (`at::_assert_async(<condition>)` queues the "
@@ -62,6 +65,7 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefaul
     : ClangTidyCheck(Name, Context), FixesEnabled(Options.get("Fix", FixByDefault)),
       Hub(std::make_shared<AnalysisHub>()), TidyContext(Context),
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
+      ReportIntervalReads(Options.getLocalOrGlobal("ReportIntervalReads", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
     Item = Item.trim();
@@ -73,6 +77,7 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefaul
 void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "Fix", FixesEnabled);
   Options.store(Opts, "OnlyDefiniteGPU", OnlyDefiniteGPU);
+  Options.store(Opts, "ReportIntervalReads", ReportIntervalReads);
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
 }
 
@@ -87,6 +92,10 @@ UseClassifier &SyncCheck::classifier(ASTContext &Ctx) {
 }
 
 void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint> Fixes) {
+  // A value logged or recorded only every N iterations already follows the
+  // remedy: one wait per interval, not per step.
+  if (F.Use.IntervalLine && !ReportIntervalReads)
+    return;
   auto Diag = diag(Loc, "%0") << formatMessage(F);
   if (FixesEnabled)
     for (const FixItHint &Fix : Fixes)

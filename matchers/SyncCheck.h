@@ -22,7 +22,8 @@ struct Finding {
   std::string Remedy; ///< what to do instead (may be empty)
 };
 
-/// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N)][; <remedy>]".
+/// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N | under the
+/// log interval `<condition>` at line N)][; <remedy>]".
 std::string formatMessage(const Finding &F);
 /// Recovers the dependency class from a message made by formatMessage.
 std::optional<Dependency> dependencyFromMessage(llvm::StringRef Message);
@@ -110,6 +111,9 @@ private:
   std::shared_ptr<AnalysisHub> Hub;
   clang::tidy::ClangTidyContext *TidyContext;
   bool OnlyDefiniteGPU;
+  /// `ReportIntervalReads` (default false): report false dependencies read
+  /// only under a log interval (`if (step % N == 0)`), with the interval.
+  bool ReportIntervalReads;
   std::string LoggingFunctionsOption;
   ClassifierOptions ClassifierOpts;
 };

@@ -610,4 +610,26 @@ bool isDeterministicFillFactory(StringRef Name) {
       .Default(false);
 }
 
+bool isIntervalCondition(const Expr *Condition) {
+  if (!Condition)
+    return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(Condition->IgnoreParenImpCasts()))
+    if (BO->getOpcode() == BO_Rem)
+      return true;
+  for (const Stmt *Child : Condition->children())
+    if (const auto *E = dyn_cast_or_null<Expr>(Child); E && isIntervalCondition(E))
+      return true;
+  return false;
+}
+
+const IfStmt *logIntervalAround(ASTContext &Ctx, const Stmt *S, const Stmt *Loop) {
+  return cast_or_null<IfStmt>(innermostAncestor(
+      Ctx, S,
+      [&](const Stmt *Ancestor) {
+        const auto *If = dyn_cast<IfStmt>(Ancestor);
+        return If && isIntervalCondition(If->getCond()) && If->getCond() != S;
+      },
+      Loop));
+}
+
 } // namespace torch_syncfree

@@ -50,6 +50,15 @@ const clang::Stmt *innermostAncestor(clang::ASTContext &Ctx, const clang::Stmt *
                                      llvm::function_ref<bool(const clang::Stmt *)> Matches,
                                      const clang::Stmt *StopAt = nullptr);
 
+/// A condition that holds once every N iterations: it takes a remainder
+/// (`step % N == 0`, `batch_idx++ % kLogInterval == 0`).
+bool isIntervalCondition(const clang::Expr *Condition);
+/// The innermost `if` with an interval condition around \p S, below \p Loop
+/// (through a variable's initialiser too: `float v = t.item<float>();` inside
+/// the `if`); S in the condition itself does not count.
+const clang::IfStmt *logIntervalAround(clang::ASTContext &Ctx, const clang::Stmt *S,
+                                       const clang::Stmt *Loop);
+
 /// The object a method is called on, for member calls (nullptr otherwise).
 const clang::Expr *calleeObject(const clang::Expr *Call);
 /// Name of the called method or function, empty when not a named call.

@@ -209,6 +209,18 @@ unsigned UseClassifier::enclosingLoopLine(const Stmt *S) {
   return Loop ? Ctx.getSourceManager().getExpansionLineNumber(Loop->getBeginLoc()) : 0;
 }
 
+void UseClassifier::noteLogInterval(UseVerdict &V, const Stmt *S) {
+  const Stmt *Loop = TU.enclosingLoop(S);
+  if (V.Kind != Dependency::False || !Loop)
+    return;
+  if (const IfStmt *Interval = logIntervalAround(Ctx, S, Loop)) {
+    V.IntervalLine = Ctx.getSourceManager().getExpansionLineNumber(Interval->getBeginLoc());
+    CharSourceRange Range = CharSourceRange::getTokenRange(Interval->getCond()->getSourceRange());
+    V.IntervalCondition =
+        Lexer::getSourceText(Range, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+  }
+}
+
 UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
   UseVerdict V = classifyUse(ValueExpr, 0);
   V.LoopLine = enclosingLoopLine(ValueExpr);
@@ -219,6 +231,7 @@ UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
     V.ValidationMacro = Macro;
     V.OnlyLogged = false;
   }
+  noteLogInterval(V, ValueExpr);
   return V;
 }
 
@@ -378,6 +391,7 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
 UseVerdict UseClassifier::classifyFilledVariable(const VarDecl *VD, const Stmt *Writer) {
   UseVerdict V = classifyVariable(VD, nullptr, 0, Writer);
   V.LoopLine = enclosingLoopLine(Writer);
+  noteLogInterval(V, Writer);
   return V;
 }
 

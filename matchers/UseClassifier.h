@@ -29,6 +29,11 @@ struct UseVerdict {
   Dependency Kind = Dependency::True;
   std::string Reason;  ///< e.g. "the value is only logged"
   unsigned LoopLine = 0; ///< line of the innermost enclosing loop, 0 if none
+  /// A false dependency read only under a log interval inside that loop
+  /// (`if (step % N == 0)`): the interval's line and condition as written.
+  /// Such a read is the remedy, not a finding (reported with ReportIntervalReads).
+  unsigned IntervalLine = 0;
+  std::string IntervalCondition;
   /// Every use of the value is logging; LoggedAt is the first logging use (a
   /// stream insertion, a logging call or macro argument).
   bool OnlyLogged = false;
@@ -58,6 +63,9 @@ public:
 
   /// Line of the innermost loop (in the same function) around \p S, or 0.
   unsigned enclosingLoopLine(const clang::Stmt *S);
+  /// Sets V's interval fields when V is a false dependency and \p S is read
+  /// only under a log interval inside its loop.
+  void noteLogInterval(UseVerdict &V, const clang::Stmt *S);
 
   /// printf-family, fmt, spdlog, glog, c10 logging or a configured logging function.
   bool isLoggingCall(const clang::CallExpr *Call) const;

@@ -17,31 +17,6 @@ void DeferredLogCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(matchers::tensorMethodCall(hub(), "item").bind("call"), this);
 }
 
-/// A condition that holds once every N iterations: it takes a remainder.
-static bool isIntervalCondition(const Expr *Condition) {
-  if (!Condition)
-    return false;
-  if (const auto *BO = dyn_cast<BinaryOperator>(Condition->IgnoreParenImpCasts()))
-    if (BO->getOpcode() == BO_Rem)
-      return true;
-  for (const Stmt *Child : Condition->children())
-    if (const auto *E = dyn_cast_or_null<Expr>(Child); E && isIntervalCondition(E))
-      return true;
-  return false;
-}
-
-/// The innermost `if` with an interval condition around \p S, below \p Loop (through
-/// a variable's initialiser too: `float v = t.item<float>();` inside the `if`).
-static const IfStmt *intervalAround(ASTContext &Ctx, const Stmt *S, const Stmt *Loop) {
-  return cast_or_null<IfStmt>(innermostAncestor(
-      Ctx, S,
-      [&](const Stmt *Ancestor) {
-        const auto *If = dyn_cast<IfStmt>(Ancestor);
-        return If && isIntervalCondition(If->getCond()) && If->getCond() != S;
-      },
-      Loop));
-}
-
 /// The first `if` with an interval condition anywhere in the loop body.
 static const IfStmt *firstIntervalIn(const Stmt *S) {
   if (!S || isa<LambdaExpr>(S))
@@ -59,7 +34,7 @@ bool DeferredLogCheck::reportsItem(TranslationUnitAnalysis &TU, const Expr *Item
   ASTContext &Ctx = TU.context();
   const Stmt *Loop = TU.enclosingLoop(Item);
   // Read every iteration (not already under a log interval) only to be logged.
-  return Loop && Use.OnlyLogged && !intervalAround(Ctx, Item, Loop);
+  return Loop && Use.OnlyLogged && !logIntervalAround(Ctx, Item, Loop);
 }
 
 void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
@@ -77,7 +52,7 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   if (!reportsItem(analysis(Ctx), Call, Use) || analysis(Ctx).isReadTakenOver(Call))
     return;
 
-  const IfStmt *LoggedUnder = Use.LoggedAt ? intervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;
+  const IfStmt *LoggedUnder = Use.LoggedAt ? logIntervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;
   const IfStmt *Interval = LoggedUnder ? LoggedUnder : firstIntervalIn(Loop);
   Finding F;
   F.What = "`item()` on " + tensorPhrase(Where) +

@@ -29,6 +29,7 @@ void PrintCheck::check(const MatchFinder::MatchResult &Result) {
   F.Use.Kind = Dependency::False;
   F.Use.Reason = "the values are only logged";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  classifier(Ctx).noteLogInterval(F.Use, Call);
   F.Remedy = "print after the step or at a log interval";
   report(isa<CXXOperatorCallExpr>(Call) ? Call->getExprLoc() : Call->getExprLoc(), F);
 }
