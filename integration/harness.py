@@ -285,14 +285,25 @@ def summarize(args, out, extra_failures=()):
     # A regression: the median ratio is below the band AND the rewrite's runs are slower
     # than the original's by a one-sided exact Mann-Whitney test at 5 % (with spreads of
     # 20-60 % per variant, a median ratio of 5 runs falls below the band by chance).
+    # The test cannot reach p < 0.05 with 3 runs a side (its smallest p is 1/C(6,3) =
+    # 0.05): there a ratio below the band is a regression on its own, and the report
+    # says the test could not decide.
     for r in rows:
         rr = ratio(r)
         p = slower_p_value(r)
+        floor = smallest_p_value(r)
         r["slower_p"] = p
-        r["regression"] = bool(r.get("fixable") and rr == rr and unchanged and rr < band[0] and p < 0.05)
+        r["smallest_p"] = floor
+        decidable = floor < SIGNIFICANCE
+        r["test_undecidable"] = bool(r.get("fixable") and not decidable)
+        below = bool(r.get("fixable") and rr == rr and unchanged and rr < band[0])
+        r["regression"] = below and (p < SIGNIFICANCE or not decidable)
         if r["regression"]:
+            evidence = ("p = %.3f" % p if decidable else
+                        "%s; the test cannot decide at these repeats, smallest p %.3f" % (
+                            run_counts(r), floor))
             what = ("%s: the rewrite is slower than the unchanged programs' noise band (%.2fx < %.2fx, "
-                    "p = %.3f)" % (r["program"], rr, band[0], p))
+                    "%s)" % (r["program"], rr, band[0], evidence))
             if r.get("tool_args"):  # an opt-in fix: reported, not a failure of the defaults
                 r["opt_in_regression"] = what + " with opt-in options " + " ".join(r["tool_args"])
             else:
@@ -333,6 +344,28 @@ def measurement_cores():
     except AttributeError:
         return None
     return set(available[2:6]) if len(available) >= 8 else None
+
+
+SIGNIFICANCE = 0.05
+
+
+def run_counts(row):
+    """"n = 3 + 3": the runs a side the test had."""
+    runs = lambda variant: len(row.get(variant, {}).get("wall_ms_per_step_runs") or [])
+    return "n = %d + %d" % (runs("original"), runs("fixed"))
+
+
+def smallest_p_value(row):
+    """The smallest p-value the exact one-sided test can give with this row's runs:
+    1 / C(n_original + n_fixed, n_fixed) (every rewrite run slower than every original one)."""
+    try:
+        n_before = len(row["original"]["wall_ms_per_step_runs"])
+        n_after = len(row["fixed"]["wall_ms_per_step_runs"])
+    except KeyError:
+        return 1.0
+    if not n_before or not n_after:
+        return 1.0
+    return 1.0 / math.comb(n_before + n_after, n_after)
 
 
 def slower_p_value(row):
@@ -432,6 +465,14 @@ def write_markdown(report, path):
                      "%.2fx - %.2fx. A rewrite is a regression when its ratio is below the band and its "
                      "runs are slower than the original's (one-sided exact Mann-Whitney test, p < 0.05)."
                      % tuple(band))
+        undecidable = [r["program"] for r in report["programs"] if r.get("test_undecidable")]
+        if undecidable:
+            lines.append("The test cannot reach p < 0.05 with the runs of %s (its smallest p is "
+                         "1/C(n1 + n2, n2) = %.3f at %d repeats): there a ratio below the band counts "
+                         "as a regression by itself. Measure with --repeats 5 or more." % (
+                             ", ".join(undecidable),
+                             min(r["smallest_p"] for r in report["programs"] if r.get("test_undecidable")),
+                             report.get("repeats", 1)))
     lines.append("")
     if gpu:
         lines += ["| program | findings (fixed) | syncs/step, debug mode: before → after | host waited (steps): before → after "
@@ -551,6 +592,10 @@ def main():
     j = sub.add_parser("rejudge", help="re-apply the sync expectations to a report's measurements")
     j.add_argument("--report", default=os.path.join(HERE, "report"))
     args = parser.parse_args()
+    if getattr(args, "mode", None) == "gpu" and getattr(args, "repeats", 5) < 5 and args.stage == "run":
+        parser.error("--repeats %d: the regression test needs at least 5 runs a side in GPU mode "
+                     "(at 3 its smallest p-value is 0.05, so it could never call a rewrite slower)"
+                     % args.repeats)
     if args.stage == "prepare":
         prepare(args)
     elif args.stage == "run":
