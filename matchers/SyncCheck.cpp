@@ -66,6 +66,7 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefaul
       Hub(std::make_shared<AnalysisHub>()), TidyContext(Context),
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       ReportIntervalReads(Options.getLocalOrGlobal("ReportIntervalReads", false)),
+      RewriteDespiteWaits(Options.getLocalOrGlobal("RewriteDespiteWaits", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
     Item = Item.trim();
@@ -78,6 +79,7 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "Fix", FixesEnabled);
   Options.store(Opts, "OnlyDefiniteGPU", OnlyDefiniteGPU);
   Options.store(Opts, "ReportIntervalReads", ReportIntervalReads);
+  Options.store(Opts, "RewriteDespiteWaits", RewriteDespiteWaits);
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
 }
 
@@ -100,6 +102,41 @@ void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint>
   if (FixesEnabled)
     for (const FixItHint &Fix : Fixes)
       Diag << Fix;
+}
+
+std::string SyncCheck::noGainReason(ASTContext &Ctx, ArrayRef<const Stmt *> Sites) {
+  if (RewriteDespiteWaits || Sites.empty())
+    return "";
+  const Stmt *Loop = analysis(Ctx).enclosingLoop(Sites.front());
+  if (!Loop)
+    return "";
+  // Whether Inner is Outer or inside it (below the loop).
+  auto Within = [&](const Stmt *Inner, const Stmt *Outer) {
+    for (const Stmt *Up = Inner; Up && Up != Loop;) {
+      if (Up == Outer)
+        return true;
+      DynTypedNodeList Parents = Ctx.getParents(*Up);
+      Up = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    }
+    return false;
+  };
+  const CallExpr *Wait = nullptr;
+  for (const CallExpr *Candidate : classifier(Ctx).waitsEveryIteration(Loop))
+    if (llvm::none_of(Sites, [&](const Stmt *Site) {
+          return Within(Candidate, Site) || Within(Site, Candidate);
+        })) {
+      Wait = Candidate;
+      break;
+    }
+  if (!Wait)
+    return "";
+  std::string Spelled = sourceText(Ctx, Wait);
+  if (Spelled.empty() || Spelled.size() > 48 || Spelled.find('\n') != std::string::npos)
+    Spelled = calleeName(Wait).str() + "()";
+  unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(Wait->getExprLoc());
+  return "no gain while `" + Spelled + "` at line " + std::to_string(Line) +
+         " waits every iteration for a value the host needs; remove that wait first "
+         "(`RewriteDespiteWaits: true` rewrites anyway)";
 }
 
 std::optional<std::vector<FixItHint>>

@@ -98,6 +98,13 @@ protected:
   /// Whether the value of \p E is discarded (a full-expression statement).
   static bool isDiscarded(clang::ASTContext &Ctx, const clang::Expr *E);
 
+  /// Why rewriting \p Site saves no wait, or "" when it may: its loop still
+  /// waits every iteration for a value the host needs ("no gain while
+  /// `loss.item<float>()` at line 12 waits every iteration ..."). The
+  /// `RewriteDespiteWaits` option (default false) rewrites anyway.
+  /// Waits inside or around one of \p Sites (the rewritten code) do not count.
+  std::string noGainReason(clang::ASTContext &Ctx, llvm::ArrayRef<const clang::Stmt *> Sites);
+
   /// Whether another check runs on this file: a site that a more specific
   /// check reports (deferred-log, deferred-accumulate) is left to it.
   bool isCheckEnabled(llvm::StringRef CheckName) const {
@@ -114,6 +121,7 @@ private:
   /// `ReportIntervalReads` (default false): report false dependencies read
   /// only under a log interval (`if (step % N == 0)`), with the interval.
   bool ReportIntervalReads;
+  bool RewriteDespiteWaits;
   std::string LoggingFunctionsOption;
   ClassifierOptions ClassifierOpts;
 };

@@ -1,5 +1,8 @@
 #include "UseClassifier.h"
 #include "TorchApi.h"
+#include "SyncCalls.h"
+#include "DeviceInference.h"
+#include <functional>
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -219,6 +222,71 @@ void UseClassifier::noteLogInterval(UseVerdict &V, const Stmt *S) {
     V.IntervalCondition =
         Lexer::getSourceText(Range, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
   }
+}
+
+llvm::ArrayRef<const CallExpr *> UseClassifier::waitsEveryIteration(const Stmt *Loop) {
+  auto [It, Inserted] = LoopWaits.try_emplace(Loop);
+  if (Inserted) {
+    std::vector<const CallExpr *> Waits;
+    DeviceOracle &Oracle = TU.oracle();
+    // Conditional: S runs in some iterations only (a branch, a nested loop's body,
+    // the right side of && / ||).
+    std::function<void(const Stmt *, bool)> Visit = [&](const Stmt *S, bool Conditional) {
+      if (!S || isa<LambdaExpr, BlockExpr>(S))
+        return;
+      if (const auto *Call = dyn_cast<CallExpr>(S); Call && !Conditional) {
+        std::optional<SyncCall> Sync = asSyncCall(Call);
+        if (Sync && Sync->ReadsValue && Sync->Tensor &&
+            Oracle.tensorPlacement(Sync->Tensor) != Placement::Cpu &&
+            !isMarkedInsertedSync(Call, Ctx) && !TU.isOutsideAnalysedCode(Call) &&
+            classify(Call).Kind == Dependency::True)
+          Waits.push_back(Call);
+      }
+      auto VisitChildren = [&](bool Cond) {
+        for (const Stmt *Child : S->children())
+          Visit(Child, Cond);
+      };
+      if (const auto *If = dyn_cast<IfStmt>(S)) {
+        Visit(If->getInit(), Conditional);
+        Visit(If->getConditionVariableDeclStmt(), Conditional);
+        Visit(If->getCond(), Conditional);
+        Visit(If->getThen(), true);
+        Visit(If->getElse(), true);
+      } else if (const auto *Switch = dyn_cast<SwitchStmt>(S)) {
+        Visit(Switch->getCond(), Conditional);
+        Visit(Switch->getBody(), true);
+      } else if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
+        Visit(CO->getCond(), Conditional);
+        Visit(CO->getTrueExpr(), true);
+        Visit(CO->getFalseExpr(), true);
+      } else if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp()) {
+        Visit(BO->getLHS(), Conditional);
+        Visit(BO->getRHS(), true);
+      } else if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S) && S != Loop) {
+        VisitChildren(true);
+      } else if (isa<CXXTryStmt, CXXCatchStmt>(S)) {
+        VisitChildren(isa<CXXCatchStmt>(S) || Conditional);
+      } else {
+        VisitChildren(Conditional);
+      }
+    };
+    if (const auto *For = dyn_cast<ForStmt>(Loop)) {
+      Visit(For->getCond(), false);
+      Visit(For->getInc(), false);
+      Visit(For->getBody(), false);
+    } else if (const auto *While = dyn_cast<WhileStmt>(Loop)) {
+      Visit(While->getCond(), false);
+      Visit(While->getBody(), false);
+    } else if (const auto *Do = dyn_cast<DoStmt>(Loop)) {
+      Visit(Do->getCond(), false);
+      Visit(Do->getBody(), false);
+    } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop)) {
+      Visit(Range->getBody(), false);
+    }
+    It = LoopWaits.find(Loop); // classify() may have grown the map
+    It->second = std::move(Waits);
+  }
+  return It->second;
 }
 
 UseVerdict UseClassifier::classify(const Expr *ValueExpr) {

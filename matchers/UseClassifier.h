@@ -67,6 +67,13 @@ public:
   /// only under a log interval inside its loop.
   void noteLogInterval(UseVerdict &V, const clang::Stmt *S);
 
+  /// A read the host needs (a true dependency) that \p Loop makes every iteration
+  /// (`if (loss.item<float>() < eps) break;`, `out.cpu()` whose data the host
+  /// reads): not under a branch of the body, not in a nested loop's body. While
+  /// such a wait remains, a rewrite elsewhere in the loop (non_blocking, a
+  /// deferred sum, coalescing) saves no wait. In source order.
+  llvm::ArrayRef<const clang::CallExpr *> waitsEveryIteration(const clang::Stmt *Loop);
+
   /// printf-family, fmt, spdlog, glog, c10 logging or a configured logging function.
   bool isLoggingCall(const clang::CallExpr *Call) const;
 
@@ -93,6 +100,8 @@ private:
   llvm::DenseSet<const clang::FunctionDecl *> ReturnsInProgress;
   /// The local container variable a subscript or member call is made on.
   static const clang::VarDecl *localContainer(const clang::Expr *Object);
+
+  llvm::DenseMap<const clang::Stmt *, std::vector<const clang::CallExpr *>> LoopWaits;
 
   TranslationUnitAnalysis &TU;
   clang::ASTContext &Ctx;

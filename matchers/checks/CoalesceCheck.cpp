@@ -320,6 +320,14 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
     reportWithoutFix(F);
     return;
   }
+  std::vector<const Stmt *> RunStatements;
+  for (const auto &[S, R] : Run)
+    RunStatements.push_back(S);
+  if (std::string NoGain = noGainReason(Ctx, RunStatements); !NoGain.empty()) {
+    F.Remedy += " (no fix: " + NoGain + ")";
+    reportWithoutFix(F);
+    return;
+  }
   auto Fixes = fixItsFor(Edits, Result);
   if (!Fixes || Fixes->empty()) { // e.g. spelled in a macro
     reportWithoutFix(F);

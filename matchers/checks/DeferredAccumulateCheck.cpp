@@ -205,6 +205,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // tensor's add_ cannot reproduce.
   else if (Factor && !Floating && (Divides || Factor->IgnoreParenImpCasts()->getType()->isFloatingType()))
     Refusal = "an integer metric with a floating factor or a division";
+  else if (std::string NoGain = noGainReason(Ctx, {Accumulate}); !NoGain.empty())
+    Refusal = NoGain;
   if (!Refusal.empty()) {
     // Without a safe rewrite this is torch-sync-item's finding; say why once here.
     F.Remedy += " (no fix: " + Refusal + ")";

@@ -224,6 +224,11 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   }
 
+  if (std::string NoGain = noGainReason(Ctx, {Call}); !NoGain.empty()) {
+    F.Remedy += "; no fix: " + NoGain;
+    report(Call->getExprLoc(), F);
+    return;
+  }
   std::vector<ASTEdit> Edits = nonBlockingEdits(Call, Ctx, cudaDeviceSpelling(Ctx));
   if (!Edits.empty() && Pin)
     Edits.push_back(changeTo(charRange(Pin->InitRange), cat(Pin->NewInit)));

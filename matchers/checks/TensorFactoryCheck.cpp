@@ -119,6 +119,10 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
     Edits.push_back(insertBefore(selectPoint(AfterCall),
                                  cat(".to(" + *MoveTo + ", /*non_blocking=*/true)")));
   }
+  if (std::string NoGain = noGainReason(Ctx, {Call}); !NoGain.empty() && !Edits.empty()) {
+    F.Remedy += " (no fix: " + NoGain + ")";
+    Edits.clear();
+  }
   std::optional<std::vector<FixItHint>> Fixes;
   if (!Edits.empty())
     Fixes = fixItsFor(Edits, Result);

@@ -30,7 +30,7 @@ void train(Net &model, torch::Device device, Loader &loader, torch::optim::Optim
     loss.backward();
     optimizer.step();
     if (batch_idx++ % 10 == 0)
-      std::printf("Train Epoch: %zu [%zu] Loss: %.4f\n", epoch, batch_idx, loss.template item<float>()); // SYNC: false
+      std::printf("Train Epoch: %zu [%zu] Loss: %.4f\n", epoch, batch_idx, loss.template item<float>()); // SYNC: interval
   }
 }
 

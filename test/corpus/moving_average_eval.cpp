@@ -28,9 +28,9 @@ int main() {
     }
     if (step % 100 == 99) {
       torch::NoGradGuard no_grad;
-      raw_losses.push_back(torch::mse_loss(model->forward(x), y).item<double>()); // SYNC: false
+      raw_losses.push_back(torch::mse_loss(model->forward(x), y).item<double>()); // SYNC: interval
       auto ema_out = torch::addmm(shadow[1], x, shadow[0].t());
-      ema_losses.push_back(torch::mse_loss(ema_out, y).item<double>()); // SYNC: false
+      ema_losses.push_back(torch::mse_loss(ema_out, y).item<double>()); // SYNC: interval
     }
   }
   for (size_t i = 0; i < raw_losses.size(); ++i)

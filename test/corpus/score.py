@@ -7,7 +7,9 @@ before the tool was run on the file:
     loss_sum += loss.item<double>();  // SYNC: false
 
 (the class of each sync site on the line: false, true or intentional, one word per
-site). A file whose first lines say `// CORPUS: cpu-only` never touches the GPU:
+site). `interval` marks a false dependency read only under a log interval
+(`if (step % N == 0)`): it is the remedy already and must not be reported (a
+finding there counts against precision). A file whose first lines say `// CORPUS: cpu-only` never touches the GPU:
 every finding in it is a false positive.
 
 A call of one of the file's own functions that syncs is a sync site of its own only
@@ -44,9 +46,11 @@ def annotations(path):
             if not match:
                 continue
             classes = match.group(1).split()
-            if not classes or any(c not in ("false", "true", "intentional") for c in classes):
+            if not classes or any(c not in ("false", "true", "intentional", "interval") for c in classes):
                 sys.exit("%s:%d: malformed SYNC annotation %r" % (path, number, match.group(1)))
-            sites[number] = sorted(classes)
+            expected = sorted(c for c in classes if c != "interval")
+            if expected:
+                sites[number] = expected
     return sites, cpu_only, lines
 
 

@@ -44,7 +44,7 @@ int main() {
     loss.backward();
     optimizer.step();
     if (step % 25 == 0)
-      std::printf("step %d loss %.4f\n", step, loss.item<double>()); // SYNC: false
+      std::printf("step %d loss %.4f\n", step, loss.item<double>()); // SYNC: interval
   }
   torch::NoGradGuard no_grad;
   auto val_cat = torch::stack({torch::randint(10, {512}), torch::randint(50, {512}), torch::randint(7, {512})}, 1).to(device); // SYNC: false

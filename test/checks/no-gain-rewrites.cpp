@@ -1,0 +1,61 @@
+// RUN: %check_torch_sync %s 'torch-sync-host-to-device,torch-sync-tensor-factory,torch-sync-deferred-accumulate' %t -- %mock_flags
+// RUN: %check_torch_sync --check-prefix=ANYWAY %s 'torch-sync-host-to-device,torch-sync-tensor-factory,torch-sync-deferred-accumulate' %t.anyway -config="{CheckOptions: {RewriteDespiteWaits: true}}" -- %mock_flags
+// Issue 25: a rewrite exists to save a wait. In a loop that still waits every
+// iteration for a value the host needs (an early stop on `loss.item()`, a `.cpu()`
+// whose memory the host reads), non_blocking copies, device-side sums and
+// asynchronous factories save nothing: reported with the wait that remains, not
+// rewritten (RewriteDespiteWaits rewrites anyway). A wait only under a branch, or
+// a loop without one, keeps the rewrites.
+#include <torch/torch.h>
+#include <vector>
+
+float early_stop(torch::Tensor w, torch::Tensor batch, torch::Device device) {
+  float total = 0;
+  for (int step = 0; step < 100; ++step) {
+    auto x = batch.to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: no gain while `loss.item<float>()` at line [[@LINE+7]] waits every iteration for a value the host needs; remove that wait first (`RewriteDespiteWaits: true` rewrites anyway) [torch-sync-host-to-device]
+    // ANYWAY-MESSAGES: :[[@LINE-2]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU
+    // ANYWAY-FIXES: auto x = batch.to(device, /*non_blocking=*/true);
+    auto loss = (w * x).sum();
+    total += (w * x).mean().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `total` accumulates `item()` every iteration, {{.*}}(no fix: no gain while `loss.item<float>()` at line [[@LINE+2]] waits every iteration for a value the host needs; {{.*}}) [torch-sync-deferred-accumulate]
+    // ANYWAY-MESSAGES: :[[@LINE-2]]:29: warning: `total` accumulates `item()` every iteration,
+    if (loss.item<float>() < 0.01f)
+      break;
+  }
+  return total;
+}
+
+double host_reads_copy(torch::Tensor w, const std::vector<float> &values) {
+  double served = 0;
+  for (int step = 0; step < 10; ++step) {
+    auto input = torch::tensor(values, torch::TensorOptions().device(torch::kCUDA));
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `torch::tensor(<list>, <GPU options>)` {{.*}} (no fix: no gain while `(w * input).cpu()` at line [[@LINE+3]] waits every iteration for a value the host needs; {{.*}}) [torch-sync-tensor-factory]
+    // ANYWAY-MESSAGES: :[[@LINE-2]]:18: warning: `torch::tensor(<list>, <GPU options>)`
+    // ANYWAY-FIXES: auto input = torch::tensor(values, torch::TensorOptions()).to(torch::kCUDA, /*non_blocking=*/true);
+    auto host = (w * input).cpu();
+    served += host.data_ptr<float>()[0];
+  }
+  return served;
+}
+
+// Negatives: the wait is under a branch (not every iteration), or is the
+// rewritten site itself; the rewrites stay.
+float waits_sometimes(torch::Tensor w, torch::Tensor batch, torch::Device device, bool check) {
+  float total = 0;
+  for (int step = 0; step < 100; ++step) {
+    auto x = batch.to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU
+    // ANYWAY-MESSAGES: :[[@LINE-2]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU
+    // CHECK-FIXES: auto x = batch.to(device, /*non_blocking=*/true);
+    total += (w * x).mean().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `total` accumulates `item()` every iteration,
+    // ANYWAY-MESSAGES: :[[@LINE-2]]:29: warning: `total` accumulates `item()` every iteration,
+    // CHECK-FIXES: total_on_device.add_(total_step);
+    if (check) {
+      if ((w * x).sum().item<float>() < 0.01f)
+        break;
+    }
+  }
+  return total;
+}
