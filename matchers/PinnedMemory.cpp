@@ -4,6 +4,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringSet.h"
+#include <functional>
 
 using namespace clang;
 
@@ -65,6 +66,143 @@ static bool spellsPinnedOption(ASTContext &Ctx, const Expr *Arg) {
 
 static Pinning join(Pinning A, Pinning B) { return A == B ? A : Pinning::Unknown; }
 
+/// A local sequence container of tensors (std::vector, std::deque, std::array).
+static bool isTensorSequence(QualType T) {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T.getNonReferenceType()->getAsCXXRecordDecl());
+  if (!Spec || !Spec->isInStdNamespace() || Spec->getTemplateArgs().size() < 1 ||
+      !llvm::is_contained({"vector", "deque", "array"}, Spec->getName()))
+    return false;
+  const TemplateArgument &Element = Spec->getTemplateArgs()[0];
+  return Element.getKind() == TemplateArgument::Type && isTensorType(Element.getAsType());
+}
+
+/// The local container whose element \p E reads: `c[i]`, `c.at(i)`, `c.front()`,
+/// `c.back()`, or the variable of a range-for over `c`.
+static const VarDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
+  E = ignoreWrappers(E);
+  const Expr *Container = nullptr;
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
+      Container = Op->getArg(0);
+  } else if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E)) {
+    if (llvm::is_contained({"at", "front", "back"}, calleeName(MC)))
+      Container = MC->getImplicitObjectArgument();
+  } else if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    DynTypedNodeList Parents = VD ? Ctx.getParents(*VD) : DynTypedNodeList(DynTypedNode());
+    const auto *DS = VD && !Parents.empty() ? Parents[0].get<DeclStmt>() : nullptr;
+    DynTypedNodeList Up = DS ? Ctx.getParents(*DS) : DynTypedNodeList(DynTypedNode());
+    if (const auto *Range = DS && !Up.empty() ? Up[0].get<CXXForRangeStmt>() : nullptr;
+        Range && Range->getLoopVariable() == VD)
+      Container = Range->getRangeInit();
+  }
+  const auto *Ref = Container ? dyn_cast<DeclRefExpr>(ignoreWrappers(Container)) : nullptr;
+  const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
+      !isTensorSequence(VD->getType()))
+    return nullptr;
+  return VD;
+}
+
+/// What a local tensor container holds: every value stored with push_back /
+/// emplace_back (one argument) or `c[i] = v`, with the statements that store
+/// them; nullopt when it may change in other ways (insert, swap, passed to code
+/// that may write it, an element written in place: `c[i].add_(..)`).
+struct ContainerStore {
+  const Expr *Value;
+  const Stmt *Statement;
+};
+static std::optional<std::vector<ContainerStore>> containerStores(TranslationUnitAnalysis &TU,
+                                                                  const VarDecl *Container) {
+  static const llvm::StringSet<> Readers = {"size", "empty", "begin", "end", "cbegin", "cend",
+                                            "at", "front", "back", "operator[]", "reserve",
+                                            "capacity"};
+  ASTContext &Ctx = TU.context();
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(Container->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody())
+    return std::nullopt;
+  std::vector<ContainerStore> Stores;
+  if (const auto *Init = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Container->getInit())))
+    if (Init->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Init->getArg(0)))
+      return std::nullopt; // `vector<Tensor> v(n, t)`, copies of other containers: not followed
+  if (isa_and_nonnull<InitListExpr>(Container->getInit()))
+    return std::nullopt;
+  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), Container)) {
+    const Stmt *Parent = consumerOf(Ctx, Use);
+    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
+      StringRef Name = calleeName(MC);
+      if ((Name == "push_back" || Name == "emplace_back") && MC->getNumArgs() == 1 &&
+          isTensorType(MC->getArg(0)->getType())) {
+        Stores.push_back({MC->getArg(0), MC});
+        continue;
+      }
+      if (!Readers.contains(Name))
+        return std::nullopt;
+      // An element read: written in place or assigned through it?
+      const Stmt *ElementUser = consumerOf(Ctx, MC);
+      if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(ElementUser);
+          Method && (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
+        return std::nullopt;
+      if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
+          Assign && Assign->isAssignmentOp())
+        return std::nullopt;
+      continue;
+    }
+    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
+        Op && Op->getOperator() == OO_Subscript) {
+      const Stmt *ElementUser = consumerOf(Ctx, Op);
+      if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
+          Assign && Assign->getOperator() == OO_Equal && Assign->getNumArgs() == 2 &&
+          ignoreWrappers(Assign->getArg(0)) == ignoreWrappers(Op)) {
+        Stores.push_back({Assign->getArg(1), Assign});
+        continue;
+      }
+      if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(ElementUser);
+          Method && (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
+        return std::nullopt;
+      if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
+          Assign && Assign->isAssignmentOp())
+        return std::nullopt;
+      continue;
+    }
+    // The range of a range-for (`auto &&__range = c;`): its elements are read
+    // through the loop variable; a loop variable that is assigned or written in
+    // place writes the container.
+    const CXXForRangeStmt *Range = nullptr;
+    if (const VarDecl *RangeVar = initialisedVariable(Ctx, Use); RangeVar && RangeVar->isImplicit()) {
+      DynTypedNodeList Up = Ctx.getParents(*RangeVar);
+      const auto *DS = Up.empty() ? nullptr : Up[0].get<DeclStmt>();
+      Up = DS ? Ctx.getParents(*DS) : Up;
+      Range = DS && !Up.empty() ? Up[0].get<CXXForRangeStmt>() : nullptr;
+      if (Range && Range->getRangeStmt() != DS)
+        Range = nullptr;
+    }
+    if (Range) {
+      const VarDecl *Element = Range->getLoopVariable();
+      if (Element->getType()->isReferenceType() &&
+          !Element->getType().getNonReferenceType().isConstQualified())
+        for (const DeclRefExpr *ElementUse : TU.referencesTo(*Range->getBody(), Element)) {
+          const Stmt *User = consumerOf(Ctx, ElementUse);
+          if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(User);
+              Method && ignoreWrappers(Method->getImplicitObjectArgument()) == ElementUse &&
+              (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
+            return std::nullopt;
+          if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(User);
+              Assign && Assign->isAssignmentOp())
+            return std::nullopt;
+          if (const auto *Call = dyn_cast_or_null<CallExpr>(User);
+              Call && !isa<CXXMemberCallExpr, CXXOperatorCallExpr>(Call) &&
+              !isInTorchNamespace(Call->getDirectCallee()))
+            return std::nullopt;
+        }
+      continue;
+    }
+    return std::nullopt; // passed on, captured, swapped
+  }
+  return Stores;
+}
+
 static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth);
 
 static Pinning variablePinning(TranslationUnitAnalysis &TU, const VarDecl *VD, unsigned Depth) {
@@ -105,6 +243,16 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
   E = ignoreWrappers(E);
   if (!E || Depth > 16)
     return Pinning::Unknown;
+  // An element of a local container: the join of what is stored into it.
+  if (const VarDecl *Container = containerOfElement(Ctx, E)) {
+    std::optional<std::vector<ContainerStore>> Stores = containerStores(TU, Container);
+    if (!Stores || Stores->empty())
+      return Pinning::Unknown;
+    Pinning Result = pinningOf(TU, Stores->front().Value, Depth + 1);
+    for (const ContainerStore &Store : *Stores)
+      Result = join(Result, pinningOf(TU, Store.Value, Depth + 1));
+    return Result;
+  }
   if (const Expr *Base = viewBase(E))
     return pinningOf(TU, Base, Depth + 1);
   if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
@@ -169,12 +317,131 @@ bool mayBeNonContiguousView(const Expr *E) {
   return false;
 }
 
+/// Whether a local tensor variable is only read in its function: every use is
+/// the object of a LibTorch method that does not write (no `_` suffix, no
+/// data_ptr/accessor), a subscript read, or an argument of a LibTorch call.
+static bool onlyRead(TranslationUnitAnalysis &TU, const VarDecl *VD) {
+  ASTContext &Ctx = TU.context();
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody())
+    return false;
+  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
+    const Stmt *Parent = consumerOf(Ctx, Use);
+    if (isa_and_nonnull<LambdaExpr>(Parent))
+      continue; // a capture: the lambda body's uses are among these uses
+    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent);
+        MC && MC->getImplicitObjectArgument() &&
+        ignoreWrappers(MC->getImplicitObjectArgument())->IgnoreImplicit() == Use) {
+      llvm::StringRef Name = calleeName(MC);
+      if (!isInTorchNamespace(MC->getDirectCallee()) || Name.ends_with("_") || Name.contains("data_ptr") ||
+          Name.contains("accessor"))
+        return false;
+      continue;
+    }
+    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
+        Op && (Op->isAssignmentOp() || Op->getOperator() == OO_Subscript) &&
+        ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use) {
+      if (Op->isAssignmentOp())
+        return false;
+      continue; // `data[i]`: a view, read where it is used
+    }
+    const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
+    if (!Call || !isInTorchNamespace(Call->getDirectCallee()))
+      return false;
+  }
+  return true;
+}
+
+/// `X.pin_memory()`, guarded by `torch::cuda::is_available()` unless the copy
+/// goes to a GPU (pin_memory() needs a CUDA runtime).
+static std::string pinnedText(const std::string &Text, bool Postfix, bool TargetIsGpu) {
+  std::string Object = Postfix ? Text : "(" + Text + ")";
+  return TargetIsGpu ? Object + ".pin_memory()"
+                     : "(torch::cuda::is_available() ? " + Object + ".pin_memory() : " + Text + ")";
+}
+
+/// The container path of pinAtCreation(): pin each element where it is stored.
+static std::optional<PinAtCreation> pinContainerElements(TranslationUnitAnalysis &TU,
+                                                         const VarDecl *Container,
+                                                         const Stmt *Copy, bool TargetIsGpu) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  const Stmt *Loop = TU.enclosingLoop(Copy);
+  std::optional<std::vector<ContainerStore>> Stores = containerStores(TU, Container);
+  if (!Loop || !Stores || Stores->empty())
+    return std::nullopt;
+  PinAtCreation Pin;
+  Pin.Variable = Container->getNameAsString();
+  Pin.Container = true;
+  for (const ContainerStore &Store : *Stores) {
+    // Stored once, before the loop that copies (pinning costs a page-locked
+    // allocation and a host copy).
+    if (!SM.isBeforeInTranslationUnit(Store.Statement->getEndLoc(), Loop->getBeginLoc()))
+      return std::nullopt;
+    const Expr *Value = ignoreWrappers(Store.Value);
+    if (hostPinning(TU, Value) != Pinning::Pageable || Value->getBeginLoc().isMacroID() ||
+        Value->getEndLoc().isMacroID())
+      return std::nullopt;
+    // The pinned element is a copy: what it was made from must not change later
+    // (a view of a tensor written afterwards would see the write; the copy not).
+    const Expr *Base = Value;
+    while (const Expr *Next = viewBase(Base))
+      Base = ignoreWrappers(Next);
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(Base)) {
+      const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+      if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || !onlyRead(TU, VD))
+        return std::nullopt;
+    } else if (const auto *Call = dyn_cast<CallExpr>(Base);
+               !Call || !isInTorchNamespace(Call->getDirectCallee()) || calleeName(Call) == "from_blob") {
+      return std::nullopt;
+    }
+    CharSourceRange Range = CharSourceRange::getTokenRange(Value->getSourceRange());
+    std::string Text = Lexer::getSourceText(Range, SM, Ctx.getLangOpts()).str();
+    if (Text.empty())
+      return std::nullopt;
+    bool Postfix = isa<DeclRefExpr, CallExpr, MemberExpr, ParenExpr>(Value) &&
+                   !(isa<CXXOperatorCallExpr>(Value) &&
+                     cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Subscript &&
+                     cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Call);
+    Pin.Edits.push_back({Range, pinnedText(Text, Postfix, TargetIsGpu)});
+  }
+  return Pin;
+}
+
 std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const Expr *Source, const Stmt *Copy,
                                            bool TargetIsGpu) {
   ASTContext &Ctx = TU.context();
   const Expr *Base = ignoreWrappers(Source);
-  while (const Expr *Next = viewBase(Base))
-    Base = ignoreWrappers(Next);
+  while (!containerOfElement(Ctx, Base) && viewBase(Base))
+    Base = ignoreWrappers(viewBase(Base));
+  if (const VarDecl *Container = containerOfElement(Ctx, Base)) {
+    // Several copies from one container: the first (in source order) carries the
+    // edits, so the fixes of the others do not conflict with it.
+    const auto *FD = dyn_cast_or_null<FunctionDecl>(Container->getParentFunctionOrMethod());
+    const Stmt *FirstCopy = nullptr;
+    std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
+      if (!S || FirstCopy)
+        return;
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+        StringRef Name = calleeName(MC);
+        const Expr *From = Name == "copy_" && MC->getNumArgs() > 0 ? MC->getArg(0)
+                           : Name == "to" || Name == "cuda"          ? MC->getImplicitObjectArgument()
+                                                                     : nullptr;
+        for (From = ignoreWrappers(From); From && !containerOfElement(Ctx, From) && viewBase(From);)
+          From = ignoreWrappers(viewBase(From));
+        if (From && containerOfElement(Ctx, From) == Container) {
+          FirstCopy = MC;
+          return;
+        }
+      }
+      for (const Stmt *Child : S->children())
+        Find(Child);
+    };
+    Find(FD ? FD->getBody() : nullptr);
+    if (FirstCopy != Copy)
+      return std::nullopt;
+    return pinContainerElements(TU, Container, Copy, TargetIsGpu);
+  }
   const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Base);
   const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
   const Stmt *Loop = TU.enclosingLoop(Copy);
@@ -189,35 +456,9 @@ std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const Ex
   if (!Init || !isInTorchNamespace(Init->getDirectCallee()) || hostPinning(TU, Init) != Pinning::Pageable ||
       calleeName(Init) == "from_blob") // pinning from_blob's memory would copy it: a new tensor
     return std::nullopt;
-  // Only read afterwards: every use is the object of a LibTorch method that does
-  // not write (no `_` suffix, no data_ptr/accessor) or an argument of a LibTorch call.
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody())
+  if (!FD || !FD->getBody() || !onlyRead(TU, VD))
     return std::nullopt;
-  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
-    const Stmt *Parent = consumerOf(Ctx, Use);
-    if (isa_and_nonnull<LambdaExpr>(Parent))
-      continue; // a capture: the lambda body's uses are among these uses
-    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent);
-        MC && MC->getImplicitObjectArgument() &&
-        ignoreWrappers(MC->getImplicitObjectArgument())->IgnoreImplicit() == Use) {
-      llvm::StringRef Name = calleeName(MC);
-      if (!isInTorchNamespace(MC->getDirectCallee()) || Name.ends_with("_") || Name.contains("data_ptr") ||
-          Name.contains("accessor"))
-        return std::nullopt;
-      continue;
-    }
-    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
-        Op && (Op->isAssignmentOp() || Op->getOperator() == OO_Subscript) &&
-        ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use) {
-      if (Op->isAssignmentOp())
-        return std::nullopt;
-      continue; // `data[i]`: a view, read where it is used
-    }
-    const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
-    if (!Call || !isInTorchNamespace(Call->getDirectCallee()))
-      return std::nullopt;
-  }
   // Several copies of one source: the first one (in source order) carries the
   // edit, so the fixes of the others do not conflict with it.
   for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
@@ -243,12 +484,10 @@ std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const Ex
   if (Text.empty())
     return std::nullopt;
   PinAtCreation Pin;
-  Pin.InitRange = Range;
   Pin.Variable = VD->getNameAsString();
   // pin_memory() needs a CUDA runtime; the copy's device may be the CPU on a
   // machine without one.
-  Pin.NewInit = TargetIsGpu ? Text + ".pin_memory()"
-                            : "(torch::cuda::is_available() ? " + Text + ".pin_memory() : " + Text + ")";
+  Pin.Edits.push_back({Range, pinnedText(Text, /*Postfix=*/true, TargetIsGpu)});
   return Pin;
 }
 

@@ -11,6 +11,7 @@
 #include "clang/AST/Expr.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace torch_syncfree {
 
@@ -36,10 +37,18 @@ bool mayBeNonContiguousView(const clang::Expr *E);
 /// written in place or passed to code that may write it. Text: the initialiser
 /// with `.pin_memory()` (guarded by `torch::cuda::is_available()` unless
 /// \p TargetIsGpu).
+/// A copy source read from a local container (`batches[b]`, `batches.at(b)`, a
+/// range-for element) is pinned where each element is stored instead
+/// (`batches.push_back(x)` -> `batches.push_back(x.pin_memory())`), when every
+/// store is before the loop and the container is only read afterwards.
+struct PinEdit {
+  clang::CharSourceRange Range;
+  std::string NewText;
+};
 struct PinAtCreation {
-  clang::CharSourceRange InitRange;
-  std::string NewInit;
-  std::string Variable;
+  std::vector<PinEdit> Edits;
+  std::string Variable; ///< the variable or container pinned
+  bool Container = false;
 };
 std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const clang::Expr *Source,
                                            const clang::Stmt *Copy, bool TargetIsGpu);

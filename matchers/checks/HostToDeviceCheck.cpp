@@ -205,8 +205,10 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = "pass `non_blocking=true`; " + std::string(PinnedNote);
   if (Pin)
     F.Remedy = "pass `non_blocking=true`; the source is pageable host memory, which keeps the "
-               "copy synchronous, so pin `" + Pin->Variable + "` where it is made (once, before "
-               "the loop; it is only read)";
+               "copy synchronous, so pin " +
+               (Pin->Container ? "the elements of `" + Pin->Variable + "` where they are stored"
+                               : "`" + Pin->Variable + "` where it is made") +
+               " (once, before the loop; " + (Pin->Container ? "they are" : "it is") + " only read)";
   else if (SourceMemory == Pinning::Pageable && !looksLikeLoaderBatch(Source))
     F.Remedy = "pass `non_blocking=true`; the source is pageable host memory, so a large copy "
                "stays synchronous until the source is pinned (`.pin_memory()` where it is made, "
@@ -231,7 +233,8 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   }
   std::vector<ASTEdit> Edits = nonBlockingEdits(Call, Ctx, cudaDeviceSpelling(Ctx));
   if (!Edits.empty() && Pin)
-    Edits.push_back(changeTo(charRange(Pin->InitRange), cat(Pin->NewInit)));
+    for (const PinEdit &Edit : Pin->Edits)
+      Edits.push_back(changeTo(charRange(Edit.Range), cat(Edit.NewText)));
   std::optional<std::vector<FixItHint>> Fixes;
   if (!Edits.empty())
     Fixes = fixItsFor(Edits, Result);

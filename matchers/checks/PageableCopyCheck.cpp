@@ -132,8 +132,13 @@ void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
     report(Call->getExprLoc(), F);
     return;
   }
-  F.Remedy += ": `" + Pin->Variable + "` is made once before the loop and only read";
-  auto Fixes = fixItsFor({changeTo(charRange(Pin->InitRange), cat(Pin->NewInit))}, Result);
+  F.Remedy += Pin->Container ? ": the elements of `" + Pin->Variable +
+                                   "` are stored before the loop and only read"
+                             : ": `" + Pin->Variable + "` is made once before the loop and only read";
+  std::vector<ASTEdit> PinEdits;
+  for (const PinEdit &Edit : Pin->Edits)
+    PinEdits.push_back(changeTo(charRange(Edit.Range), cat(Edit.NewText)));
+  auto Fixes = fixItsFor(PinEdits, Result);
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
