@@ -16,6 +16,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,9 @@ public:
   /// that ask on the same site (the matcher visits a block before its statements).
   void markReadTakenOver(const clang::Expr *Read) { TakenOver.insert(Read); }
   bool isReadTakenOver(const clang::Expr *Read) const { return TakenOver.contains(Read); }
+  /// A helper definition a fix adds to the file once (the device clipping):
+  /// true for the first fix of the TU that asks, which then carries it.
+  bool claimHelper(llvm::StringRef Name) { return ClaimedHelpers.insert(Name.str()).second; }
 
 private:
   const clang::FunctionDecl *representativeOf(const clang::FunctionDecl *Pattern);
@@ -72,6 +76,7 @@ private:
   bool isUnreachableInBlock(const clang::CompoundStmt *Block, const clang::Stmt *Child);
 
   clang::ASTContext &Ctx;
+  std::set<std::string> ClaimedHelpers;
   std::unique_ptr<DeviceOracle> Oracle;
   std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
   using ReferenceIndex =

@@ -195,7 +195,9 @@ int usageError(const Twine &Message) {
 /// The --line-filter / --diff line filter (clang-tidy's JSON format); parsed once.
 std::string EffectiveLineFilter;
 
-std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
+/// \p LanguageServer: the editor applies one quick fix at a time, so a fix that
+/// relies on a definition another fix adds carries its own (guarded) copy.
+std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServer = false) {
   ClangTidyGlobalOptions Global;
   if (!EffectiveLineFilter.empty() && parseLineFilter(EffectiveLineFilter, Global)) {
     errs() << "torch-syncfree: error: invalid line filter: " << EffectiveLineFilter << "\n";
@@ -218,6 +220,8 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider() {
     Overrides.WarningsAsErrors = WarningsAsErrors;
   if (UseColor.getNumOccurrences())
     Overrides.UseColor = UseColor;
+  if (LanguageServer)
+    Overrides.CheckOptions["HelperInEveryFix"] = ClangTidyOptions::ClangTidyValue("true");
   // --extra-arg values go through the same sanitiser as .clang-tidy ExtraArgs.
   if (!ExtraArgs.empty())
     Overrides.ExtraArgs = std::vector<std::string>(ExtraArgs.begin(), ExtraArgs.end());
@@ -392,7 +396,7 @@ int main(int argc, const char **argv) {
 
   if (Lsp) {
     torch_syncfree::LspOptions Options;
-    Options.Options = makeOptionsProvider;
+    Options.Options = [] { return makeOptionsProvider(/*LanguageServer=*/true); };
     Options.CompileCommandsDir = CompileCommandsDir;
     return torch_syncfree::runLspServer(std::move(Options));
   }

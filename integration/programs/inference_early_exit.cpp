@@ -6,7 +6,7 @@
 // After convergence the class head's top probabilities are summed with `item()` per
 // request. One harness step = 4 requests (taken in turn from a queue of 12).
 // Sizes: batch 256, features 512, hidden 1024 on the GPU; batch 16, features 32,
-// hidden 64 on the CPU. About 15-20 iterations per request.
+// hidden 64 on the CPU. About 13-17 iterations per request.
 #include "syncprobe.h"
 #include <cmath>
 #include <cstdio>
@@ -17,8 +17,8 @@ struct FixedPointNet : torch::nn::Module {
     encoder = register_module("encoder", torch::nn::Linear(features, hidden));
     W = register_module("W", torch::nn::Linear(torch::nn::LinearOptions(hidden, hidden).bias(false)));
     head = register_module("head", torch::nn::Linear(hidden, classes));
-    // A contraction (spectral norm about 0.6), so that the iteration converges.
-    torch::nn::init::normal_(W->weight, 0.0, 0.3 / std::sqrt(static_cast<double>(hidden)));
+    // Small recurrent weights: with tanh saturating, the map contracts and converges.
+    torch::nn::init::normal_(W->weight, 0.0, 0.7 / std::sqrt(static_cast<double>(hidden)));
   }
 
   torch::nn::Linear encoder{nullptr}, W{nullptr}, head{nullptr};
@@ -64,7 +64,7 @@ int main() {
       auto probs = torch::softmax(model->head->forward(z), /*dim=*/1);
       auto top = std::get<0>(probs.max(/*dim=*/1));
       confidence_sum += top.mean().item<double>();
-      confident += top.gt(0.5).sum().item<int64_t>();
+      confident += top.gt(0.2).sum().item<int64_t>();
       last_state = z;
     }
     last_iterations = iterations;

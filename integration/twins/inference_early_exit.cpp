@@ -13,7 +13,7 @@ struct FixedPointNet : torch::nn::Module {
     encoder = register_module("encoder", torch::nn::Linear(features, hidden));
     W = register_module("W", torch::nn::Linear(torch::nn::LinearOptions(hidden, hidden).bias(false)));
     head = register_module("head", torch::nn::Linear(hidden, classes));
-    torch::nn::init::normal_(W->weight, 0.0, 0.3 / std::sqrt(static_cast<double>(hidden)));
+    torch::nn::init::normal_(W->weight, 0.0, 0.7 / std::sqrt(static_cast<double>(hidden)));
   }
 
   torch::nn::Linear encoder{nullptr}, W{nullptr}, head{nullptr};
@@ -63,7 +63,7 @@ int main() {
       auto probs = torch::softmax(model->head->forward(z), /*dim=*/1);
       auto top = std::get<0>(probs.max(/*dim=*/1));
       confidence_sum.add_(top.mean());
-      confident.add_(top.gt(0.5).sum());
+      confident.add_(top.gt(0.2).sum());
       last_state = z;
     }
     last_iterations = iterations;

@@ -61,25 +61,37 @@ private:
 class GradNormCheck : public SyncCheck {
 public:
   GradNormCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
-      : SyncCheck(Name, Context), FusedNorm(Options.getLocalOrGlobal("FusedNorm", false)) {}
+      : SyncCheck(Name, Context), FusedNorm(Options.getLocalOrGlobal("FusedNorm", false)),
+        HelperInEveryFix(Options.getLocalOrGlobal("HelperInEveryFix", false)) {}
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
     SyncCheck::storeOptions(Opts);
     Options.store(Opts, "FusedNorm", FusedNorm);
+    Options.store(Opts, "HelperInEveryFix", HelperInEveryFix);
   }
-  /// The device-side clipping that replaces the call (an immediately invoked
-  /// lambda): LibTorch's 2-norm clipping without the final host read. With
-  /// \p ReturnNorm it evaluates to the total norm as a 0-dim tensor on the
-  /// gradients' device. With \p FusedNorm the per-parameter norms are one
-  /// `_foreach_norm` (fewer launches, not bit-identical on CUDA). nullopt when
-  /// the call uses a norm type or flag the rewrite does not reproduce.
+  /// The device-side clipping that replaces the call: a call of one named
+  /// helper per file (LibTorch's 2-norm clipping without the final host read;
+  /// it returns the total norm as a 0-dim tensor on the gradients' device).
+  /// With \p FusedNorm the per-parameter norms are one `_foreach_norm` (fewer
+  /// launches, not bit-identical on CUDA). nullopt when the call uses a norm
+  /// type or flag the rewrite does not reproduce, or the helper has no place.
   static std::optional<std::string> deviceClipping(clang::ASTContext &Ctx, const clang::CallExpr *Call,
-                                                   bool ReturnNorm, bool FusedNorm);
+                                                   bool FusedNorm);
+  /// The helper's definition, inserted after the file's includes, for the fix
+  /// of \p Call: added by the first fix of the TU that asks (one definition per
+  /// file, whichever fixes clang-tidy applies), or by every fix when
+  /// \p EveryFix (the language server applies one quick fix at a time; the
+  /// copies are guarded). None when the TU already defines it (a file fixed
+  /// before). false when the fix must not be offered: no place for the helper,
+  /// or the carrier's line looks suppressed (NOLINT), so its fix may not apply.
+  static bool clippingHelper(TranslationUnitAnalysis &TU, const clang::CallExpr *Call, bool FusedNorm,
+                             bool EveryFix, std::vector<clang::transformer::ASTEdit> &Edits);
 
 private:
   static const clang::DeclRefExpr *normReadAtLogPoint(TranslationUnitAnalysis &TU, const clang::CallExpr *Call);
   bool FusedNorm;
+  bool HelperInEveryFix; ///< set by the language server
 };
 /// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
 /// SynchronizeFunctions adds the project's own barriers.
@@ -100,7 +112,8 @@ TORCH_SYNCFREE_DECLARE_CHECK(PrintCheck)
 class DeferredAccumulateCheck : public SyncCheck {
 public:
   DeferredAccumulateCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
-      : SyncCheck(Name, Context), FusedNorm(Options.getLocalOrGlobal("FusedNorm", false)) {}
+      : SyncCheck(Name, Context), FusedNorm(Options.getLocalOrGlobal("FusedNorm", false)),
+        HelperInEveryFix(Options.getLocalOrGlobal("HelperInEveryFix", false)) {}
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
@@ -113,6 +126,7 @@ public:
 
 private:
   bool FusedNorm; ///< the composed clipping's norms: see GradNormCheck
+  bool HelperInEveryFix; ///< see GradNormCheck::clippingHelper
 };
 /// torch-sync-pageable-copy: a non_blocking copy between the GPU and pageable
 /// host memory, which the driver makes synchronous.

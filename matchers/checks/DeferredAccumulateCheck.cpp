@@ -165,7 +165,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   bool Floating = Type->isFloatingType();
   bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
   std::optional<std::string> Clipping =
-      Clip ? GradNormCheck::deviceClipping(Ctx, Clip, /*ReturnNorm=*/true, FusedNorm) : std::nullopt;
+      Clip ? GradNormCheck::deviceClipping(Ctx, Clip, FusedNorm) : std::nullopt;
 
   // Reported at the sync call, as every other check reports (NOLINT, baselines
   // and SARIF fingerprints point at the same token whichever check reports it).
@@ -328,6 +328,13 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                                              ".item<" + ItemType + ">();" +
                                              insertedSyncComment("one read after the loop")))};
   auto Fixes = fixItsFor(Edits, Result);
+  // The clipping helper last: claimed only once the rest of the fix applies.
+  if (Fixes && Clip) {
+    if (GradNormCheck::clippingHelper(analysis(Ctx), Clip, FusedNorm, HelperInEveryFix, Edits))
+      Fixes = fixItsFor(Edits, Result);
+    else
+      Fixes = std::nullopt;
+  }
   report(SyncLoc, F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 

@@ -40,23 +40,32 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   std::vector<FixItHint> Fixes;
   if (isDiscarded(Ctx, Call)) {
-    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/false, FusedNorm))
-      if (auto Edits = fixItsFor({changeTo(node("call"), cat(*Clipping))}, Result))
-        Fixes = *Edits;
+    std::vector<ASTEdit> Edits;
+    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, FusedNorm)) {
+      Edits.push_back(changeTo(node("call"), cat(*Clipping)));
+      // The helper last: claimed only once the rest of the fix is known to apply.
+      if (fixItsFor(Edits, Result) &&
+          clippingHelper(analysis(Ctx), Call, FusedNorm, HelperInEveryFix, Edits))
+        if (auto Bound = fixItsFor(Edits, Result))
+          Fixes = *Bound;
+    }
   } else if (const DeclRefExpr *Use = F.Use.OnlyLogged ? normReadAtLogPoint(analysis(Ctx), Call) : nullptr) {
     // `double norm = clip_grad_norm_(...); ... if (step % N == 0) log(norm);`: the
     // variable holds the 0-dim device norm and the log point reads it.
-    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, /*ReturnNorm=*/true, FusedNorm)) {
+    std::vector<ASTEdit> Edits;
+    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, FusedNorm)) {
       const auto *Var = cast<VarDecl>(Use->getDecl());
       std::string ReadType = Var->getType()->isSpecificBuiltinType(BuiltinType::Float) ? "float" : "double";
-      std::vector<ASTEdit> Edits{
+      Edits.insert(Edits.end(), {
           changeTo(charRange(CharSourceRange::getCharRange(Var->getBeginLoc(), Var->getLocation())),
                    cat(torchNamespacePrefix(Ctx) + "Tensor ")),
           changeTo(node("call"), cat(*Clipping)),
           changeTo(selectTokens(Use), cat(Var->getNameAsString() + ".item<" + ReadType + ">()" +
-                                          insertedSyncMarker("the norm, read where it is logged")))};
-      if (auto Bound = fixItsFor(Edits, Result))
-        Fixes = *Bound;
+                                          insertedSyncMarker("the norm, read where it is logged")))});
+      if (fixItsFor(Edits, Result) &&
+          clippingHelper(analysis(Ctx), Call, FusedNorm, HelperInEveryFix, Edits))
+        if (auto Bound = fixItsFor(Edits, Result))
+          Fixes = *Bound;
     }
   }
   report(Call->getBeginLoc(), F, Fixes);
@@ -96,8 +105,67 @@ const DeclRefExpr *GradNormCheck::normReadAtLogPoint(TranslationUnitAnalysis &TU
   return Use;
 }
 
+/// The offset in \p FID where a helper for code at \p Use goes: after the last
+/// `#include` line above the top-level declaration holding \p Use, when no
+/// preprocessor conditional opened after it is still open there; else the
+/// start of that declaration's line. nullopt inside a macro or another file.
+static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const Stmt *Use) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  // The top-level declaration (a function, or the namespace around it).
+  const Decl *TopLevel = nullptr;
+  DynTypedNodeList Parents = Ctx.getParents(*Use);
+  while (!Parents.empty()) {
+    if (const auto *D = Parents[0].get<Decl>();
+        D && !isa<TranslationUnitDecl>(D) && isa_and_nonnull<TranslationUnitDecl>(D->getDeclContext()))
+      TopLevel = D;
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  if (!TopLevel)
+    return std::nullopt;
+  SourceLocation DeclBegin = SM.getExpansionLoc(TopLevel->getBeginLoc());
+  FileID FID = SM.getFileID(DeclBegin);
+  if (FID != SM.getFileID(SM.getExpansionLoc(Use->getBeginLoc())))
+    return std::nullopt;
+  StringRef Text = SM.getBufferData(FID);
+  unsigned DeclOffset = SM.getFileOffset(DeclBegin);
+  unsigned DeclLine = static_cast<unsigned>(Text.rfind('\n', DeclOffset == 0 ? 0 : DeclOffset - 1) + 1);
+  if (DeclOffset == 0)
+    DeclLine = 0;
+  // Walk the lines above the declaration: the last #include, and the
+  // conditional depth after it.
+  std::optional<unsigned> AfterInclude;
+  int Depth = 0, DepthAfterInclude = 0;
+  for (unsigned Offset = 0; Offset < DeclLine;) {
+    size_t End = Text.find('\n', Offset);
+    if (End == StringRef::npos || End >= DeclLine)
+      End = DeclLine - 1;
+    StringRef Line = Text.slice(Offset, End).ltrim();
+    if (Line.consume_front("#")) {
+      Line = Line.ltrim();
+      if (Line.starts_with("include") || Line.starts_with("import")) {
+        AfterInclude = static_cast<unsigned>(End + 1);
+        DepthAfterInclude = 0;
+      } else if (Line.starts_with("if")) {
+        ++Depth, ++DepthAfterInclude;
+      } else if (Line.starts_with("endif")) {
+        --Depth, --DepthAfterInclude;
+      }
+    }
+    Offset = static_cast<unsigned>(End + 1);
+  }
+  unsigned Offset = AfterInclude && DepthAfterInclude == 0 && *AfterInclude <= DeclLine ? *AfterInclude
+                                                                                         : DeclLine;
+  return SM.getComposedLoc(FID, Offset);
+}
+
+/// The helper's name and guard for these headers and options.
+static std::string clippingHelperName(ASTContext &Ctx, bool FusedNorm) {
+  return FusedNorm && torchDeclares(Ctx, "at", "_foreach_norm") ? "torch_syncfree_clip_grad_norm_fused"
+                                                                 : "torch_syncfree_clip_grad_norm";
+}
+
 std::optional<std::string> GradNormCheck::deviceClipping(ASTContext &Ctx, const CallExpr *Call,
-                                                         bool ReturnNorm, bool FusedNorm) {
+                                                         bool FusedNorm) {
   // The rewrite mirrors LibTorch's own implementation (2-norm, no finiteness check)
   // without the final `.item<double>()`.
   for (unsigned I = 2; I < Call->getNumArgs(); ++I) {
@@ -113,32 +181,79 @@ std::optional<std::string> GradNormCheck::deviceClipping(ASTContext &Ctx, const 
       continue;
     return std::nullopt;
   }
-  std::string T = "torch::Tensor";
   // The scaling uses the multi-tensor kernel where the headers declare it (2.1+): one
   // launch instead of one per parameter, and elementwise, so the same numbers. The
   // norms stay per parameter unless FusedNorm: on CUDA `_foreach_norm` sums in another
   // order than `norm`, and training amplifies the last-bit difference (measured on an
   // H200: 6.5e-4 relative in an MLP's loss after a few hundred epochs).
-  bool ForeachNorm = FusedNorm && torchDeclares(Ctx, "at", "_foreach_norm");
-  bool ForeachMulByTensor = torchDeclares(Ctx, "at", "_foreach_mul_", 2, 1, "at::Tensor");
-  std::string Norms =
-      ForeachNorm ? "auto norms_ = at::_foreach_norm(grads_, 2); "
-                  : "std::vector<" + T + "> norms_; for (const auto &g : grads_) "
-                    "norms_.push_back(g.norm(2)); ";
-  std::string Scale = ForeachMulByTensor ? "at::_foreach_mul_(grads_, coef_); "
-                                         : "for (const auto &g : grads_) g.mul_(coef_); ";
-  // Without gradients LibTorch returns 0.0: a 0-dim zero on the parameters' device.
-  std::string Empty = ReturnNorm ? "return params_.empty() ? torch::zeros({}, torch::kDouble) : "
-                                   "torch::zeros({}, params_[0].options().dtype(torch::kDouble)); "
-                                 : "return; ";
-  return "[](const std::vector<" + T + "> &params_, double max_norm_)" +
-         (ReturnNorm ? " -> " + T : std::string()) + " { std::vector<" + T +
-         "> grads_; for (const auto &p : params_) if (p.grad().defined()) "
-         "grads_.push_back(p.grad()); if (grads_.empty()) " + Empty + Norms +
-         "auto total_ = norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); "
-         "auto coef_ = (max_norm_ / (total_ + 1e-6)).clamp_max(1.0); " + Scale +
-         (ReturnNorm ? "return total_; " : "") + "}(" + sourceText(Ctx, Call->getArg(0)) + ", " +
+  return clippingHelperName(Ctx, FusedNorm) + "(" + sourceText(Ctx, Call->getArg(0)) + ", " +
          sourceText(Ctx, Call->getArg(1)) + ")";
+}
+
+bool GradNormCheck::clippingHelper(TranslationUnitAnalysis &TU, const CallExpr *Call, bool FusedNorm,
+                                   bool EveryFix, std::vector<ASTEdit> &HelperEdits) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::string Name = clippingHelperName(Ctx, FusedNorm);
+  bool ForeachNorm = StringRef(Name).ends_with("_fused");
+  bool ForeachMulByTensor = torchDeclares(Ctx, "at", "_foreach_mul_", 2, 1, "at::Tensor");
+  // Defined already (this file was fixed before): call it.
+  if (!Ctx.getTranslationUnitDecl()->lookup(DeclarationName(&Ctx.Idents.get(Name))).empty())
+    return true;
+  std::optional<SourceLocation> Where = helperInsertionPoint(Ctx, Call);
+  if (!Where)
+    return false;
+  if (!EveryFix) {
+    // The carrier's fix must be applied for the others to compile: a line
+    // that may suppress it (NOLINT, NOLINTNEXTLINE above) carries no fix at all.
+    SourceLocation At = SM.getExpansionLoc(Call->getBeginLoc());
+    auto [FID, Offset] = SM.getDecomposedLoc(At);
+    StringRef Text = SM.getBufferData(FID);
+    size_t LineBegin = Text.rfind('\n', Offset);
+    size_t PreviousLine = LineBegin == StringRef::npos ? 0 : Text.rfind('\n', LineBegin - 1);
+    StringRef Around = Text.slice(PreviousLine == StringRef::npos ? 0 : PreviousLine,
+                                  std::min(Text.find('\n', Offset), Text.size()));
+    if (Around.contains("NOLINT"))
+      return false;
+    if (!TU.claimHelper(Name))
+      return true; // an earlier fix of this file carries it
+  }
+  std::string Guard = Name == "torch_syncfree_clip_grad_norm" ? "TORCH_SYNCFREE_CLIP_GRAD_NORM"
+                                                              : "TORCH_SYNCFREE_CLIP_GRAD_NORM_FUSED";
+  std::string Norms = ForeachNorm ? "  auto norms = at::_foreach_norm(grads, 2);\n"
+                                  : "  std::vector<torch::Tensor> norms;\n"
+                                    "  for (const auto &g : grads)\n"
+                                    "    norms.push_back(g.norm(2));\n";
+  std::string Scale = ForeachMulByTensor ? "  at::_foreach_mul_(grads, coef);\n"
+                                         : "  for (const auto &g : grads)\n"
+                                           "    g.mul_(coef);\n";
+  // One definition per file, guarded so that a second copy (clang-tidy --fix
+  // inserts each fix's copy) compiles to nothing.
+  std::string Helper =
+      "\n// torch-syncfree: torch::nn::utils::clip_grad_norm_ (2-norm) on the device: the\n"
+      "// gradients are scaled there and the total norm is returned as a 0-dim tensor,\n"
+      "// read on the host only where it is needed.\n"
+      "#ifndef " + Guard + "\n#define " + Guard + "\n"
+      "static torch::Tensor " + Name + "(const std::vector<torch::Tensor> &parameters, double max_norm) {\n"
+      "  std::vector<torch::Tensor> grads;\n"
+      "  for (const auto &p : parameters)\n"
+      "    if (p.grad().defined())\n"
+      "      grads.push_back(p.grad());\n"
+      "  if (grads.empty()) // LibTorch returns 0.0\n"
+      "    return parameters.empty() ? torch::zeros({}, torch::kDouble)\n"
+      "                              : torch::zeros({}, parameters[0].options().dtype(torch::kDouble));\n" +
+      Norms +
+      "  auto total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);\n"
+      "  auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);\n" + Scale +
+      "  return total;\n"
+      "}\n"
+      "#endif\n";
+  HelperEdits.push_back(insertBefore(
+      [Where = *Where](const MatchFinder::MatchResult &) -> llvm::Expected<CharSourceRange> {
+        return CharSourceRange::getCharRange(Where, Where);
+      },
+      cat(Helper)));
+  return true;
 }
 
 } // namespace torch_syncfree

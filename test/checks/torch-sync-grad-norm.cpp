@@ -3,15 +3,42 @@
 #include <torch/torch.h>
 #include <iostream>
 #include <vector>
+// One named helper per file, after the includes (issue 25: it was a 600-character
+// lambda at each call), guarded so that a second copy compiles to nothing.
+// CHECK-FIXES: #include <vector>
+// CHECK-FIXES-EMPTY:
+// CHECK-FIXES-NEXT: // torch-syncfree: torch::nn::utils::clip_grad_norm_ (2-norm) on the device: the
+// EXACT-FIXES: #ifndef TORCH_SYNCFREE_CLIP_GRAD_NORM
+// EXACT-FIXES-NEXT: #define TORCH_SYNCFREE_CLIP_GRAD_NORM
+// EXACT-FIXES-NEXT: static torch::Tensor torch_syncfree_clip_grad_norm(const std::vector<torch::Tensor> &parameters, double max_norm) {
+// EXACT-FIXES-NEXT:   std::vector<torch::Tensor> grads;
+// EXACT-FIXES-NEXT:   for (const auto &p : parameters)
+// EXACT-FIXES-NEXT:     if (p.grad().defined())
+// EXACT-FIXES-NEXT:       grads.push_back(p.grad());
+// EXACT-FIXES-NEXT:   if (grads.empty()) // LibTorch returns 0.0
+// EXACT-FIXES-NEXT:     return parameters.empty() ? torch::zeros({}, torch::kDouble)
+// EXACT-FIXES-NEXT:                               : torch::zeros({}, parameters[0].options().dtype(torch::kDouble));
+// EXACT-FIXES-NEXT:   std::vector<torch::Tensor> norms;
+// EXACT-FIXES-NEXT:   for (const auto &g : grads)
+// EXACT-FIXES-NEXT:     norms.push_back(g.norm(2));
+// EXACT-FIXES-NEXT:   auto total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
+// EXACT-FIXES-NEXT:   auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+// EXACT-FIXES-NEXT:   for (const auto &g : grads)
+// EXACT-FIXES-NEXT:     g.mul_(coef);
+// EXACT-FIXES-NEXT:   return total;
+// EXACT-FIXES-NEXT: }
+// EXACT-FIXES-NEXT: #endif
+// FUSED-FIXES: static torch::Tensor torch_syncfree_clip_grad_norm_fused(const std::vector<torch::Tensor> &parameters, double max_norm) {
+// FUSED-FIXES:   auto norms = at::_foreach_norm(grads, 2);
 
 void positives(torch::nn::Linear &model) {
   torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `clip_grad_norm_` returns the total norm as a host `double`, so it waits for the backward pass; false dependency: the value is unused; compute the norm and scale on the device (a 0-dim norm, `clamp_max`, `mul_`); read the norm only when it is logged [torch-sync-grad-norm]
-  // EXACT-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return; std::vector<torch::Tensor> norms_; for (const auto &g : grads_) norms_.push_back(g.norm(2)); auto total_ = norms_.size() == 1 ? norms_[0] : torch::stack(norms_).norm(2); auto coef_ = (max_norm_ / (total_ + 1e-6)).clamp_max(1.0); for (const auto &g : grads_) g.mul_(coef_); }(model->parameters(), 1.0);
+  // EXACT-FIXES: {{^}}  torch_syncfree_clip_grad_norm(model->parameters(), 1.0);
   // By default the norms are LibTorch's own per-parameter `norm(2)` (on CUDA,
   // `_foreach_norm` sums in another order: not the same last bits); FusedNorm trades
   // that for one launch.
-  // FUSED-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { {{.*}} if (grads_.empty()) return; auto norms_ = at::_foreach_norm(grads_, 2); auto total_ = {{.*}}(model->parameters(), 1.0);
+  // FUSED-FIXES: {{^}}  torch_syncfree_clip_grad_norm_fused(model->parameters(), 1.0);
   double norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 0.5);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `clip_grad_norm_` {{.*}}; false dependency: through `norm`, the value is only logged;
   std::cout << norm;
@@ -35,8 +62,8 @@ double accumulated(torch::nn::Linear &model, std::vector<torch::Tensor> &batches
   return norm_sum;
 }
 // CHECK-FIXES:      torch::Tensor norm_sum_on_device; // norm_sum, summed on the device
-// EXACT-FIXES:      auto norm_sum_step = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { std::vector<torch::Tensor> grads_; for (const auto &p : params_) if (p.grad().defined()) grads_.push_back(p.grad()); if (grads_.empty()) return params_.empty() ? torch::zeros({}, torch::kDouble) : torch::zeros({}, params_[0].options().dtype(torch::kDouble)); std::vector<torch::Tensor> norms_; {{.*}} return total_; }(model->parameters(), 1.0);
-// FUSED-FIXES:      auto norm_sum_step = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { {{.*}} auto norms_ = at::_foreach_norm(grads_, 2); {{.*}} return total_; }(model->parameters(), 1.0);
+// EXACT-FIXES:      auto norm_sum_step = torch_syncfree_clip_grad_norm(model->parameters(), 1.0);
+// FUSED-FIXES:      auto norm_sum_step = torch_syncfree_clip_grad_norm_fused(model->parameters(), 1.0);
 // CHECK-FIXES-NEXT: if (norm_sum_on_device.defined())
 // CHECK-FIXES-NEXT:   norm_sum_on_device.add_(norm_sum_step);
 // CHECK-FIXES:      norm_sum += norm_sum_on_device.item<double>();
@@ -48,7 +75,7 @@ void logged_at_interval(torch::nn::Linear &model, int steps) {
   for (int step = 0; step < steps; ++step) {
     double grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
     // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `clip_grad_norm_` {{.*}}; false dependency: through `grad_norm`, the value is only logged (every iteration of the loop at line [[@LINE-2]]);
-    // EXACT-FIXES: torch::Tensor grad_norm = [](const std::vector<torch::Tensor> &params_, double max_norm_) -> torch::Tensor { {{.*}} return total_; }(model->parameters(), 1.0);
+    // EXACT-FIXES: torch::Tensor grad_norm = torch_syncfree_clip_grad_norm(model->parameters(), 1.0);
     if (step % 10 == 0)
       std::cout << step << " " << grad_norm << "\n";
     // CHECK-FIXES: std::cout << step << " " << grad_norm.item<double>() /* torch-syncfree: the norm, read where it is logged */ << "\n";

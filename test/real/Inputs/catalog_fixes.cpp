@@ -2,6 +2,13 @@
 // compile with 1.13 and 2.11 (fixes use only APIs the headers declare).
 #include <torch/torch.h>
 #include <vector>
+// The clipping helper after the includes: per-parameter norms as LibTorch computes
+// them (same last bits); the scaling is one multi-tensor kernel where declared:
+// 2.11 has _foreach_mul_(list, Tensor), 1.13 not.
+// CHECK-FIXES: static torch::Tensor torch_syncfree_clip_grad_norm(const std::vector<torch::Tensor> &parameters, double max_norm) {
+// CHECK-FIXES: norms.push_back(g.norm(2));
+// CHECK113-FIXES: {{^}}    g.mul_(coef);
+// CHECK211-FIXES: {{^}}  at::_foreach_mul_(grads, coef);
 
 torch::Tensor catalog(torch::nn::Linear &model, const std::vector<float> &host) {
   auto x = torch::randn({64}, torch::kCUDA);
@@ -27,8 +34,7 @@ torch::Tensor catalog(torch::nn::Linear &model, const std::vector<float> &host) 
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `clip_grad_norm_` {{.*}}[torch-sync-grad-norm]
   // Per-parameter norms as LibTorch computes them (same last bits); the scaling is one
   // multi-tensor kernel where declared: 2.11 has _foreach_mul_(list, Tensor), 1.13 not.
-  // CHECK113-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { {{.*}} for (const auto &g : grads_) norms_.push_back(g.norm(2)); {{.*}} for (const auto &g : grads_) g.mul_(coef_); }(model->parameters(), 1.0);
-  // CHECK211-FIXES: [](const std::vector<torch::Tensor> &params_, double max_norm_) { {{.*}} for (const auto &g : grads_) norms_.push_back(g.norm(2)); {{.*}} at::_foreach_mul_(grads_, coef_); }(model->parameters(), 1.0);
+  // CHECK-FIXES: torch_syncfree_clip_grad_norm(model->parameters(), 1.0);
   auto nz = mask.nonzero();
   // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `nonzero` on a GPU tensor {{.*}}[torch-sync-dynamic-shape]
   if (x.sum().is_nonzero())
