@@ -130,6 +130,8 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
     return std::nullopt;
   for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), Container)) {
     const Stmt *Parent = consumerOf(Ctx, Use);
+    if (isa_and_nonnull<LambdaExpr>(Parent))
+      continue; // a capture: the lambda body's uses are among these uses
     if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
       StringRef Name = calleeName(MC);
       if ((Name == "push_back" || Name == "emplace_back") && MC->getNumArgs() == 1 &&

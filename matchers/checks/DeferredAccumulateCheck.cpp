@@ -132,16 +132,28 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   const auto *Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
   bool UsedInLoop = false, ReadAfter = false;
+  // Reads of the running value at a log interval inside the loop (`if (step %
+  // N == 0) print(correct / seen)`): they become the host value plus one read
+  // of the device sum, once per interval.
+  std::vector<const DeclRefExpr *> IntervalReads;
   SourceRange LoopRange = Loop->getSourceRange();
   for (const DeclRefExpr *Ref : analysis(Ctx).referencesTo(*FD->getBody(), Var)) {
     if (Ref == Lhs)
       continue;
     SourceLocation Loc = Ref->getBeginLoc();
     if (!SM.isBeforeInTranslationUnit(Loc, LoopRange.getBegin()) &&
-        !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc))
-      UsedInLoop = true; // read, passed by reference or captured in the loop
-    else if (SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc))
+        !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc)) {
+      DynTypedNodeList Parents = Ctx.getParents(*Ref);
+      const auto *Read = Parents.empty() ? nullptr : Parents[0].get<ImplicitCastExpr>();
+      if (Read && Read->getCastKind() == CK_LValueToRValue && !Ref->refersToEnclosingVariableOrCapture() &&
+          !Loc.isMacroID() && analysis(Ctx).enclosingLoop(Ref) == Loop &&
+          logIntervalAround(Ctx, Ref, Loop))
+        IntervalReads.push_back(Ref);
+      else
+        UsedInLoop = true; // read every iteration, passed by reference or captured in the loop
+    } else if (SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc)) {
       ReadAfter = true;
+    }
   }
   const auto *Body = dyn_cast_or_null<CompoundStmt>(loopBody(Loop));
   // The item call must be the only host read in the summand: `t.item<T>()`,
@@ -327,6 +339,12 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
                                              "  " + Var->getNameAsString() + " " + Op + " " + Accumulator +
                                              ".item<" + ItemType + ">();" +
                                              insertedSyncComment("one read after the loop")))};
+  for (const DeclRefExpr *Read : IntervalReads)
+    Edits.push_back(changeTo(selectTokens(Read),
+                             cat("(" + Accumulator + ".defined() ? " + Var->getNameAsString() + " " + Op.substr(0, 1) +
+                                 " " + Accumulator + ".item<" + ItemType + ">()" +
+                                 insertedSyncMarker("the running value, read at the log interval") + " : " +
+                                 Var->getNameAsString() + ")")));
   auto Fixes = fixItsFor(Edits, Result);
   // The clipping helper last: claimed only once the rest of the fix applies.
   if (Fixes && Clip) {

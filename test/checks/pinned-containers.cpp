@@ -72,3 +72,26 @@ double written_or_escaping(torch::Tensor w) {
   }
   return total;
 }
+
+// A step function (a lambda run by a harness or trainer) that copies from a
+// container the enclosing function filled: the capture is no escape.
+template <typename Step> void run_steps(Step step) {
+  for (int i = 0; i < 3; ++i)
+    step(i);
+}
+double captured_batches(torch::Tensor w) {
+  std::vector<torch::Tensor> batches;
+  for (int b = 0; b < 4; ++b)
+    batches.push_back(torch::randn({8, 8}));
+  // CHECK-FIXES: batches.push_back(torch::randn({8, 8}).pin_memory());
+  double total = 0;
+  run_steps([&](int) {
+    for (size_t b = 0; b < batches.size(); ++b) {
+      auto x = batches[b].to(torch::kCUDA);
+      // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}so pin the elements of `batches` where they are stored {{.*}}[torch-sync-host-to-device]
+      // CHECK-FIXES: auto x = batches[b].to(torch::kCUDA, /*non_blocking=*/true);
+      total += (w * x).sum().item<double>();
+    }
+  });
+  return total;
+}

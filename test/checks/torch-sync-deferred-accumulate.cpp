@@ -226,3 +226,31 @@ template <int Scale> double summed(int steps) {
 }
 template double summed<1>(int);
 template double summed<2>(int);
+
+// Issue 25: a running value read only at a log interval inside the loop is
+// deferred too: the interval's read becomes the host value plus one read of
+// the device sum (one wait per interval). A read every iteration still refuses.
+double running_accuracy(int steps) {
+  long correct = 0;
+  long seen = 0;
+  for (int step = 0; step < steps; ++step) {
+    auto hits = torch::randn({8}, torch::kCUDA).gt(0).sum();
+    correct += hits.item<long>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: `correct` accumulates `item()` every iteration
+    // CHECK-FIXES: correct_on_device.add_(correct_step.to(torch::kLong));
+    seen += 8;
+    if (step % 10 == 0)
+      std::printf("running accuracy %f\n", static_cast<double>(correct) / seen);
+    // CHECK-FIXES: std::printf("running accuracy %f\n", static_cast<double>((correct_on_device.defined() ? correct + correct_on_device.item<long>() /* torch-syncfree: the running value, read at the log interval */ : correct)) / seen);
+  }
+  return static_cast<double>(correct) / seen;
+}
+double running_every_step(int steps) {
+  double total = 0;
+  for (int step = 0; step < steps; ++step) {
+    total += torch::randn({}, torch::kCUDA).item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:45: warning: `total` accumulates `item()` every iteration, {{.*}}(no fix: `total` is also used inside the loop)
+    std::printf("%f\n", total);
+  }
+  return total;
+}
