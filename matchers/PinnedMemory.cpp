@@ -123,11 +123,23 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
   if (!FD || !FD->getBody())
     return std::nullopt;
   std::vector<ContainerStore> Stores;
-  if (const auto *Init = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Container->getInit())))
-    if (Init->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Init->getArg(0)))
-      return std::nullopt; // `vector<Tensor> v(n, t)`, copies of other containers: not followed
-  if (isa_and_nonnull<InitListExpr>(Container->getInit()))
-    return std::nullopt;
+  if (const Expr *Init = ignoreWrappers(Container->getInit())) {
+    const auto *Construct = dyn_cast<CXXConstructExpr>(Init);
+    const auto *Views = dyn_cast<CXXMemberCallExpr>(Init);
+    if (Views && isInTorchNamespace(Views->getDirectCallee()) &&
+        isTensorType(Views->getImplicitObjectArgument()->getType()) &&
+        llvm::is_contained({"split", "chunk", "unbind", "tensor_split", "split_with_sizes"},
+                           calleeName(Views))) {
+      // `auto batches = data.split(n)`: views of one tensor, pinned as it is.
+      DynTypedNodeList Parents = Ctx.getParents(*Container);
+      const auto *Declaration = Parents.empty() ? nullptr : Parents[0].get<DeclStmt>();
+      if (!Declaration)
+        return std::nullopt;
+      Stores.push_back({Views->getImplicitObjectArgument(), Declaration});
+    } else if (!Construct || (Construct->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Construct->getArg(0)))) {
+      return std::nullopt; // `vector<Tensor> v(n, t)`, copies, results of other calls: not followed
+    }
+  }
   for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), Container)) {
     const Stmt *Parent = consumerOf(Ctx, Use);
     if (isa_and_nonnull<LambdaExpr>(Parent))

@@ -95,3 +95,27 @@ double captured_batches(torch::Tensor w) {
   });
   return total;
 }
+
+// Views of one host tensor (`split`, `chunk`, `unbind`): pinned where that tensor
+// is split (the views of the pinned copy are pinned); not when the tensor is
+// written later, or when the container comes from other code.
+std::vector<torch::Tensor> load_batches();
+double split_batches(torch::Tensor w) {
+  auto images = torch::rand({64, 8});
+  auto image_batches = images.split(8);
+  // CHECK-FIXES: auto image_batches = images.pin_memory().split(8);
+  auto written = torch::rand({64, 8});
+  auto written_batches = written.chunk(8);
+  written.mul_(2.0);
+  auto loaded = load_batches();
+  double total = 0;
+  for (size_t b = 0; b < image_batches.size(); ++b) {
+    total += image_batches[b].to(torch::kCUDA).sum().item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}so pin the elements of `image_batches` where they are stored {{.*}}[torch-sync-host-to-device]
+    // CHECK-FIXES: total += image_batches[b].to(torch::kCUDA, /*non_blocking=*/true).sum().item<double>();
+    total += written_batches[b].to(torch::kCUDA, true).sum().item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: a copy from pageable host memory cannot overlap with the GPU{{.*}}; where it is made anew every step (a loader batch), copy it into a pinned staging buffer {{.*}}[torch-sync-pageable-copy]
+    total += loaded[b].to(torch::kCUDA, true).sum().item<double>();
+  }
+  return total;
+}
