@@ -9,6 +9,7 @@ PACKAGES=(
   libtorch-dev                       # LibTorch 1.13 headers and CPU libraries (real-header tests, CPU harness)
   cmake ninja-build ccache python3 g++
   patch                              # test/tool/file-safety.test applies a dry-run diff
+  clang-format-22                    # test/tool/format-style.test: fixed lines pass clang-format
   libclang-rt-22-dev                 # ASan/UBSan runtime for scripts/test.sh (sanitizer suites)
   dpkg-dev                           # cpack -G DEB (test/tool/install.test)
   pre-commit                         # the hook run by pre-commit itself (test/tool/pre-commit.test)

@@ -1,4 +1,5 @@
 #include "FixApplier.h"
+#include "clang/Format/Format.h"
 
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringMap.h"
@@ -306,7 +307,7 @@ void mergeCoincidentInsertions(std::vector<tidy::ClangTidyError> &Errors) {
 
 FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
                       bool DryRun, llvm::raw_ostream &Out,
-                      llvm::raw_ostream &Log) {
+                      llvm::raw_ostream &Log, StringRef FormatStyle) {
   FixSummary Summary;
   // Merge per file; a fix whose replacements conflict with ones already taken
   // is dropped as a whole, so no finding is ever half-fixed.
@@ -384,6 +385,25 @@ FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
       llvm::consumeError(Adapted.add(tooling::Replacement(
           R.getFilePath(), R.getOffset(), R.getLength(),
           matchLineEndings(R.getReplacementText(), Before))));
+    // As clang-tidy's --format-style: clean up around the edits, then format
+    // the lines they changed (and only those).
+    if (!FormatStyle.empty() && FormatStyle != "none") {
+      llvm::Expected<format::FormatStyle> Style = format::getStyle(FormatStyle, Path, "none", Before);
+      if (!Style) {
+        Log << "torch-syncfree: error: --format-style: " << llvm::toString(Style.takeError()) << "\n";
+        Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
+        continue;
+      }
+      llvm::Expected<tooling::Replacements> Cleaned = format::cleanupAroundReplacements(Before, Adapted, *Style);
+      llvm::Expected<tooling::Replacements> Formatted =
+          Cleaned ? format::formatReplacements(Before, *Cleaned, *Style) : Cleaned.takeError();
+      if (!Formatted) {
+        Log << "torch-syncfree: warning: " << Path << ": fixes not formatted: "
+            << llvm::toString(Formatted.takeError()) << "\n";
+      } else {
+        Adapted = std::move(*Formatted);
+      }
+    }
     llvm::Expected<std::string> After = tooling::applyAllReplacements(Before, Adapted);
     if (!After) {
       Log << "torch-syncfree: error: cannot apply fixes to " << Path << ": "

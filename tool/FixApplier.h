@@ -23,8 +23,12 @@ struct FixSummary {
 /// Applies every finding's fix. A file is written only when its bytes are
 /// still those the analysis read (ReadContents), and only atomically; others
 /// are reported on \p Log. With \p DryRun, prints a unified diff instead.
+/// \p FormatStyle: as clang-tidy's --format-style ("none", "file", "llvm",
+/// "google", a `{key: value}` style): the code around each fix is cleaned up
+/// and the changed lines formatted with clang-format's library.
 FixSummary applyFixes(const std::vector<clang::tidy::ClangTidyError> &Errors, bool DryRun,
-                      llvm::raw_ostream &Out, llvm::raw_ostream &Log);
+                      llvm::raw_ostream &Out, llvm::raw_ostream &Log,
+                      llvm::StringRef FormatStyle = "none");
 
 /// Merges insertions that several findings make at one place of a file into
 /// the first finding's (clang-apply-replacements refuses two insertions at one

@@ -65,6 +65,12 @@ cl::opt<bool> ApplyFixes("fix", cl::desc("Apply the suggested fixes to the files
                          cl::cat(Category));
 cl::opt<bool> DryRun("dry-run", cl::desc("With --fix: print a unified diff, write nothing"),
                      cl::cat(Category));
+cl::opt<std::string> FormatStyleOption(
+    "format-style",
+    cl::desc("With --fix: format the code around each fix as clang-tidy does: none (default), "
+             "file (.clang-format), llvm, google, ... or {key: value, ...}; default: the "
+             ".clang-tidy FormatStyle"),
+    cl::value_desc("style"), cl::cat(Category));
 cl::opt<bool> FixErrors("fix-errors",
                         cl::desc("Apply fixes even to translation units that do not compile"),
                         cl::cat(Category));
@@ -876,7 +882,14 @@ int main(int argc, const char **argv) {
     // SARIF stay valid documents on their own.
     raw_ostream &DiffOut = Format == "text" && ExportFixes != "-" ? outs() : errs();
     torch_syncfree::pauseForTesting("before-fixes");
-    Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs());
+    std::string Style = FormatStyleOption;
+    if (!FormatStyleOption.getNumOccurrences()) {
+      SmallString<256> Here;
+      sys::fs::current_path(Here);
+      sys::path::append(Here, "-");
+      Style = makeOptionsProvider()->getOptions(Here).FormatStyle.value_or("none");
+    }
+    Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs(), Style);
     errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << Fixes.Applied
            << " fix(es) to " << Fixes.FilesChanged << " file(s)";
     if (Fixes.Skipped)
