@@ -929,6 +929,16 @@ int main(int argc, const char **argv) {
         errs() << "  shared PCH: " << counted(P.UnitsWithPch, "unit") << " of "
                << Files.size() << " with one, " << P.Built << " built, " << P.Reused
                << " reused, " << P.Failed << " failed (" << PchDirectory << "/pch)\n";
+      if (!P.NotShared.empty()) {
+        unsigned Without = 0;
+        for (const auto &[Why, Count] : P.NotShared)
+          Without += Count;
+        errs() << "  shared PCH not used for " << counted(Without, "unit") << ":";
+        bool First = true;
+        for (const auto &[Why, Count] : P.NotShared)
+          errs() << (First ? " " : "; ") << Count << " " << Why, First = false;
+        errs() << "\n";
+      }
       if (P.Untrusted)
         errs() << "  shared PCH: " << (P.Untrusted == 1 ? std::string("1 cached entry") : std::to_string(P.Untrusted) + " cached entries")
                << " ignored: not written by this user's torch-syncfree, or damaged\n";

@@ -27,9 +27,17 @@ namespace torch_syncfree {
 
 // A hand-written scan: clang's raw lexer does not lex header names outside a
 // preprocessor directive, and only this narrow shape qualifies anyway.
-std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir) {
-  (void)FileDir; // quoted includes end the block (they may be user headers)
-  std::string Block;
+/// The leading #include block of Text (a main file, or with InHeader a project
+/// header it includes first), appended to Block. A quoted include is followed
+/// into the file beside its includer, whose own leading block continues the
+/// PCH's (the common layout: `model.cpp` includes "model.h" first, which
+/// includes <torch/torch.h>); the block ends there, since what follows is the
+/// project's own code. In a header, `#pragma once` or an include guard
+/// (`#ifndef X` + `#define X`) may come first: a guard macro is the only
+/// definition before the shared headers, and no library tests a project's
+/// guard name. Returns false when Text holds nothing to share.
+static void appendLeadingIncludes(StringRef Text, StringRef FileDir, bool InHeader, unsigned Depth,
+                                  std::string &Block) {
   size_t I = 0, N = Text.size();
   auto SkipBlank = [&](bool Newlines) {
     while (I < N) {
@@ -47,6 +55,35 @@ std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir
     }
     return true;
   };
+  // One directive's name and the rest of its line (I after the line).
+  auto Directive = [&](StringRef &Name, StringRef &Rest) {
+    if (!SkipBlank(true) || I >= N || Text[I] != '#')
+      return false;
+    ++I;
+    SkipBlank(false);
+    size_t NameEnd = I;
+    while (NameEnd < N && llvm::isAlpha(Text[NameEnd]))
+      ++NameEnd;
+    Name = Text.slice(I, NameEnd);
+    size_t LineEnd = std::min(Text.find('\n', NameEnd), N);
+    Rest = Text.slice(NameEnd, LineEnd).trim();
+    I = LineEnd;
+    return true;
+  };
+  if (InHeader) {
+    size_t Saved = I;
+    StringRef Name, Rest;
+    if (Directive(Name, Rest) && Name == "pragma" && Rest == "once") {
+      // done
+    } else if (I = Saved; Directive(Name, Rest) && Name == "ifndef" && !Rest.empty() &&
+                          Rest.find_first_of(" \t/") == StringRef::npos) {
+      StringRef Guard = Rest, DefineName, DefineRest;
+      if (!Directive(DefineName, DefineRest) || DefineName != "define" || DefineRest != Guard)
+        return;
+    } else {
+      I = Saved;
+    }
+  }
   while (true) {
     if (!SkipBlank(true) || I >= N || Text[I] != '#')
       break;
@@ -56,9 +93,10 @@ std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir
       break;
     I += 7;
     SkipBlank(false);
-    if (I >= N || Text[I] != '<')
+    if (I >= N || (Text[I] != '<' && Text[I] != '"'))
       break;
-    size_t Close = Text.find('>', I);
+    char CloseChar = Text[I] == '<' ? '>' : '"';
+    size_t Close = Text.find(CloseChar, I + 1);
     size_t LineEnd = std::min(Text.find('\n', I), N);
     if (Close == StringRef::npos || Close > LineEnd)
       break;
@@ -69,8 +107,24 @@ std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir
       I = Start;
       break;
     }
+    if (CloseChar == '"') {
+      // A project header beside its includer: its own leading block, then stop.
+      SmallString<256> Header(FileDir);
+      path::append(Header, Name);
+      if (Depth >= 4 || FileDir.empty() || !fs::is_regular_file(Header))
+        break;
+      if (auto Buffer = llvm::MemoryBuffer::getFile(Header))
+        appendLeadingIncludes((*Buffer)->getBuffer(), path::parent_path(Header), /*InHeader=*/true,
+                              Depth + 1, Block);
+      break;
+    }
     Block += "#include <" + Name.str() + ">\n";
   }
+}
+
+std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir) {
+  std::string Block;
+  appendLeadingIncludes(Text, FileDir, /*InHeader=*/false, 0, Block);
   if (Block.empty())
     return std::nullopt;
   return Block;
@@ -311,15 +365,24 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
   std::vector<std::string> Blocks;
   Blocks.reserve(Files.size());
   for (const std::string &File : Files) {
-    if (GroupOf.count(File) || !isCxxSource(File))
+    if (GroupOf.count(File))
       continue;
+    if (!isCxxSource(File)) {
+      ++Counts.NotShared["not a C++ source (.cu and C files are parsed in full)"];
+      continue;
+    }
     auto Text = llvm::MemoryBuffer::getFile(File);
     if (!Text)
       continue;
     std::optional<std::string> Block =
         leadingIncludeBlock((*Text)->getBuffer(), path::parent_path(File));
     std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
-    if (!Block || !Command)
+    if (!Block) {
+      ++Counts.NotShared["no #include block to share at the top (a macro or code before the "
+                         "includes, or a quoted include not found beside the file)"];
+      continue;
+    }
+    if (!Command)
       continue;
     Blocks.push_back(std::move(*Block));
     Candidate C{File, *Command, {}};
@@ -363,6 +426,7 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
       ++Counts.Reused;
     } else if (G.Units.size() < 2) {
       G.State = Group::Failed;
+      ++Counts.NotShared["alone in its group (no other unit with the same flags and first include)"];
       continue;
     }
     ++Counts.Groups;

@@ -51,6 +51,8 @@ public:
   struct Stats {
     unsigned Groups = 0, Built = 0, Reused = 0, Failed = 0, UnitsWithPch = 0;
     unsigned Untrusted = 0; ///< cached entries ignored: not signed by this user's tool, or damaged
+    /// Units planned without a shared PCH, by why (one reason per unit).
+    std::map<std::string, unsigned> NotShared;
   };
   Stats stats() const;
 

@@ -1,0 +1,72 @@
+"""A project laid out as real ones are (issue 24): sources include their own
+header first ("model.h" with #pragma once, "data.h" with an include guard), the
+headers include LibTorch; one source defines a macro first. The shared PCH
+must apply to the first two (through their headers), say why not for the
+third, and change nothing: findings, exit codes and --fix results identical
+to --no-pch. Prints what it compared and the summary's PCH lines.
+usage: real_layout.py TOOL WORK FLAGS..."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+tool, work = sys.argv[1:3]
+flags = sys.argv[3:]
+FILES = {
+    "model.h": "#pragma once\n// The model, declared for its users.\n#include <torch/torch.h>\n\n"
+               "struct Net : torch::nn::Module {\n"
+               "  Net() : fc(register_module(\"fc\", torch::nn::Linear(8, 2))) {}\n"
+               "  torch::Tensor forward(torch::Tensor x) { return fc(x); }\n"
+               "  torch::nn::Linear fc;\n};\n",
+    "model.cpp": "#include \"model.h\"\n#include <cstdio>\n\n"
+                 "double evaluate(Net &net, torch::Tensor data) {\n  double total = 0;\n"
+                 "  for (int i = 0; i < 4; ++i)\n"
+                 "    total += net.forward(data.to(torch::kCUDA)).sum().item<double>();\n"
+                 "  return total;\n}\n",
+    "data.h": "// Batches on the host.\n#ifndef DATA_H\n#define DATA_H\n#include <torch/torch.h>\n"
+              "#include <vector>\nstd::vector<torch::Tensor> make_batches(int n);\n#endif\n",
+    "data.cpp": "#include \"data.h\"\n#include <cstdio>\n\nstd::vector<torch::Tensor> make_batches(int n) {\n"
+                "  std::vector<torch::Tensor> out;\n  for (int i = 0; i < n; ++i) {\n"
+                "    auto b = torch::randn({4, 8}, torch::kCUDA);\n"
+                "    std::printf(\"%f\\n\", b.sum().item<float>());\n    out.push_back(b);\n  }\n"
+                "  return out;\n}\n",
+    "train.cpp": "#define TRAIN_VERBOSE 1\n#include \"model.h\"\n#include \"data.h\"\n#include <cstdio>\n\n"
+                 "int main() {\n  Net net;\n  net.to(torch::kCUDA);\n  double sum = 0;\n"
+                 "  for (auto &b : make_batches(3))\n    sum += net.forward(b).sum().item<double>();\n"
+                 "  std::printf(\"%f\\n\", sum);\n}\n",
+}
+
+
+def make_repo(root):
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    for name, text in FILES.items():
+        open(os.path.join(root, name), "w").write(text)
+    sources = sorted(n for n in FILES if n.endswith(".cpp"))
+    json.dump([{"directory": root, "file": os.path.join(root, n),
+                "arguments": ["clang++"] + flags + ["-c", os.path.join(root, n)]} for n in sources],
+              open(os.path.join(root, "compile_commands.json"), "w"))
+    return root
+
+
+def run(root, name, *extra):
+    fixes = os.path.join(root, name + ".yaml")
+    proc = subprocess.run([tool, "-p", root, "-j2", "--format=json", "--export-fixes=" + fixes] + list(extra),
+                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    exported = open(fixes).read().replace(root, "<repo>") if os.path.exists(fixes) else ""
+    return proc.returncode, proc.stdout.replace(root, "<repo>"), proc.stderr, exported
+
+
+repo = make_repo(os.path.join(work, "repo"))
+plain = run(repo, "plain", "--no-pch")
+cold = run(repo, "cold")
+warm = run(repo, "warm")
+print("exit codes: no-pch %d, cold %d, warm %d" % (plain[0], cold[0], warm[0]))
+print("findings identical (cold): %s" % (cold[1] == plain[1]))
+print("findings identical (warm): %s" % (warm[1] == plain[1]))
+print("fixes identical (cold, warm): %s, %s" % (cold[3] == plain[3], warm[3] == plain[3]))
+print("findings: %d, fixes exported: %s" % (len(json.loads(plain[1])), "ReplacementText" in plain[3]))
+for line in warm[2].splitlines():
+    if "shared PCH" in line:
+        print("warm:" + line)
