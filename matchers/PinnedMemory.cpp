@@ -109,6 +109,16 @@ static const VarDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
 /// emplace_back (one argument) or `c[i] = v`, with the statements that store
 /// them; nullopt when it may change in other ways (insert, swap, passed to code
 /// that may write it, an element written in place: `c[i].add_(..)`).
+/// Whether the expression that uses an element read (`v[i]`, `v.at(i)`) may
+/// write the element: an in-place method (`add_`), `data_ptr`, an assignment.
+static bool writesElement(const Stmt *ElementUser) {
+  if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(ElementUser);
+      Method && (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
+    return true;
+  const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
+  return Assign && Assign->isAssignmentOp();
+}
+
 struct ContainerStore {
   const Expr *Value;
   const Stmt *Statement;
@@ -153,13 +163,7 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
       }
       if (!Readers.contains(Name))
         return std::nullopt;
-      // An element read: written in place or assigned through it?
-      const Stmt *ElementUser = consumerOf(Ctx, MC);
-      if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(ElementUser);
-          Method && (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
-        return std::nullopt;
-      if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
-          Assign && Assign->isAssignmentOp())
+      if (writesElement(consumerOf(Ctx, MC)))
         return std::nullopt;
       continue;
     }
@@ -172,11 +176,7 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
         Stores.push_back({Assign->getArg(1), Assign});
         continue;
       }
-      if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(ElementUser);
-          Method && (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
-        return std::nullopt;
-      if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
-          Assign && Assign->isAssignmentOp())
+      if (writesElement(ElementUser))
         return std::nullopt;
       continue;
     }
