@@ -112,13 +112,8 @@ std::string SyncCheck::noGainReason(ASTContext &Ctx, ArrayRef<const Stmt *> Site
     return "";
   // Whether Inner is Outer or inside it (below the loop).
   auto Within = [&](const Stmt *Inner, const Stmt *Outer) {
-    for (const Stmt *Up = Inner; Up && Up != Loop;) {
-      if (Up == Outer)
-        return true;
-      DynTypedNodeList Parents = Ctx.getParents(*Up);
-      Up = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
-    }
-    return false;
+    return Inner == Outer ||
+           innermostAncestor(Ctx, Inner, [Outer](const Stmt *S) { return S == Outer; }, Loop);
   };
   const CallExpr *Wait = nullptr;
   for (const CallExpr *Candidate : classifier(Ctx).waitsEveryIteration(Loop))

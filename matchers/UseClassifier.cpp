@@ -264,8 +264,8 @@ llvm::ArrayRef<const CallExpr *> UseClassifier::waitsEveryIteration(const Stmt *
         Visit(BO->getRHS(), true);
       } else if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S) && S != Loop) {
         VisitChildren(true);
-      } else if (isa<CXXTryStmt, CXXCatchStmt>(S)) {
-        VisitChildren(isa<CXXCatchStmt>(S) || Conditional);
+      } else if (isa<CXXCatchStmt>(S)) {
+        VisitChildren(true); // runs only when something throws
       } else {
         VisitChildren(Conditional);
       }
@@ -283,8 +283,7 @@ llvm::ArrayRef<const CallExpr *> UseClassifier::waitsEveryIteration(const Stmt *
     } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop)) {
       Visit(Range->getBody(), false);
     }
-    It = LoopWaits.find(Loop); // classify() may have grown the map
-    It->second = std::move(Waits);
+    It->second = std::move(Waits); // nothing above inserts into LoopWaits
   }
   return It->second;
 }

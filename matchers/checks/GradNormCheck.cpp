@@ -105,6 +105,12 @@ const DeclRefExpr *GradNormCheck::normReadAtLogPoint(TranslationUnitAnalysis &TU
   return Use;
 }
 
+/// The offset of the first character of the line holding \p Offset.
+static unsigned startOfLine(StringRef Text, unsigned Offset) {
+  size_t Newline = Offset == 0 ? StringRef::npos : Text.rfind('\n', Offset - 1);
+  return Newline == StringRef::npos ? 0 : static_cast<unsigned>(Newline + 1);
+}
+
 /// The offset in \p FID where a helper for code at \p Use goes: after the last
 /// `#include` line above the top-level declaration holding \p Use, when no
 /// preprocessor conditional opened after it is still open there; else the
@@ -127,10 +133,7 @@ static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const
   if (FID != SM.getFileID(SM.getExpansionLoc(Use->getBeginLoc())))
     return std::nullopt;
   StringRef Text = SM.getBufferData(FID);
-  unsigned DeclOffset = SM.getFileOffset(DeclBegin);
-  unsigned DeclLine = static_cast<unsigned>(Text.rfind('\n', DeclOffset == 0 ? 0 : DeclOffset - 1) + 1);
-  if (DeclOffset == 0)
-    DeclLine = 0;
+  unsigned DeclLine = startOfLine(Text, SM.getFileOffset(DeclBegin));
   // Walk the lines above the declaration: the last #include, and the
   // conditional depth after it.
   std::optional<unsigned> AfterInclude;
@@ -206,14 +209,11 @@ bool GradNormCheck::clippingHelper(TranslationUnitAnalysis &TU, const CallExpr *
   if (!EveryFix) {
     // The carrier's fix must be applied for the others to compile: a line
     // that may suppress it (NOLINT, NOLINTNEXTLINE above) carries no fix at all.
-    SourceLocation At = SM.getExpansionLoc(Call->getBeginLoc());
-    auto [FID, Offset] = SM.getDecomposedLoc(At);
+    auto [FID, Offset] = SM.getDecomposedLoc(SM.getExpansionLoc(Call->getBeginLoc()));
     StringRef Text = SM.getBufferData(FID);
-    size_t LineBegin = Text.rfind('\n', Offset);
-    size_t PreviousLine = LineBegin == StringRef::npos ? 0 : Text.rfind('\n', LineBegin - 1);
-    StringRef Around = Text.slice(PreviousLine == StringRef::npos ? 0 : PreviousLine,
-                                  std::min(Text.find('\n', Offset), Text.size()));
-    if (Around.contains("NOLINT"))
+    unsigned LineBegin = startOfLine(Text, Offset);
+    unsigned PreviousLine = LineBegin == 0 ? 0 : startOfLine(Text, LineBegin - 1);
+    if (Text.slice(PreviousLine, Text.find('\n', Offset)).contains("NOLINT"))
       return false;
     if (!TU.claimHelper(Name))
       return true; // an earlier fix of this file carries it
