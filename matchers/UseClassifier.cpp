@@ -221,6 +221,10 @@ void UseClassifier::noteLogInterval(UseVerdict &V, const Stmt *S) {
     CharSourceRange Range = CharSourceRange::getTokenRange(Interval->getCond()->getSourceRange());
     V.IntervalCondition =
         Lexer::getSourceText(Range, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+    if (V.IntervalCondition.empty() && Interval->getBeginLoc().isMacroID()) // `LOG_EVERY(n, ...)`
+      V.IntervalCondition = Lexer::getImmediateMacroName(Interval->getBeginLoc(), Ctx.getSourceManager(),
+                                                         Ctx.getLangOpts())
+                                .str();
   }
 }
 

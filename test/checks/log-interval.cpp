@@ -44,3 +44,24 @@ bool negatives(torch::Tensor data) {
   }
   return false;
 }
+
+// The interval spelled by a logging macro counts too; a function template is
+// analysed in its instantiation: the every-step read is reported, the interval's not.
+#define LOG_EVERY(n, step, value) \
+  if ((step) % (n) == 0)          \
+  std::printf("%f\n", value)
+template <typename T> void templated(torch::Tensor data) {
+  auto x = data.cuda();
+  for (int step = 0; step < 100; ++step) {
+    auto loss = (x * step).sum();
+    LOG_EVERY(10, step, loss.item<T>());
+    // ALL-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value is only logged (under the log interval `LOG_EVERY` at line [[@LINE-1]]);
+    if (step % 5 == 0)
+      std::printf("%f\n", loss.item<T>());
+    // ALL-MESSAGES: :[[@LINE-1]]:32: warning: `item()` on a GPU tensor {{.*}} (under the log interval `step % 5 == 0` at line [[@LINE-2]]);
+    std::printf("%f\n", loss.item<T>());
+    // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor waits for the GPU every iteration although its value is only logged; {{.*}}[torch-sync-deferred-log]
+    // ALL-MESSAGES: :[[@LINE-2]]:30: warning: `item()` on a GPU tensor waits for the GPU every iteration although its value is only logged; {{.*}}[torch-sync-deferred-log]
+  }
+}
+template void templated<double>(torch::Tensor);

@@ -119,3 +119,33 @@ double split_batches(torch::Tensor w) {
   }
   return total;
 }
+
+// Stores spelled through a macro are not rewritten (the pin would land in a macro
+// argument); the copy still gets non_blocking. A function template is analysed
+// like a function (its one instantiation here).
+#define STORE_BATCH(container, value) container.push_back(value)
+double stored_by_macro(torch::Tensor w) {
+  std::vector<torch::Tensor> batches;
+  for (int b = 0; b < 4; ++b)
+    STORE_BATCH(batches, torch::randn({8, 8}));
+  // CHECK-FIXES: STORE_BATCH(batches, torch::randn({8, 8}));
+  double total = 0;
+  for (size_t b = 0; b < batches.size(); ++b)
+    total += batches[b].to(torch::kCUDA).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}; the source is pageable host memory, so a large copy stays synchronous {{.*}}[torch-sync-host-to-device]
+  // CHECK-FIXES: total += batches[b].to(torch::kCUDA, /*non_blocking=*/true).sum().item<double>();
+  return total;
+}
+template <typename Scalar> Scalar templated_batches(torch::Tensor w) {
+  std::vector<torch::Tensor> batches;
+  for (int b = 0; b < 4; ++b)
+    batches.push_back(torch::randn({8, 8}));
+  // CHECK-FIXES: batches.push_back(torch::randn({8, 8}).pin_memory());
+  Scalar total = 0;
+  for (size_t b = 0; b < batches.size(); ++b)
+    total += (w * batches[b].to(torch::kCUDA)).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}so pin the elements of `batches` where they are stored {{.*}}[torch-sync-host-to-device]
+  // CHECK-FIXES: total += (w * batches[b].to(torch::kCUDA, /*non_blocking=*/true)).sum().item<double>();
+  return total;
+}
+template double templated_batches<double>(torch::Tensor);
