@@ -320,3 +320,31 @@ elif scenario == "hostile":
     raw.stdin.close()
     code = raw.wait(timeout=60)
     print("client gone: exit", code, "(killed by a signal)" if code < 0 else "")
+
+elif scenario == "clip-helper":
+    # Two clip_grad_norm_ sites: the editor applies one quick fix at a time, so
+    # each one carries the helper's (guarded) definition, the later site's too.
+    text = ('#include <torch/torch.h>\n'
+            'void step(torch::nn::Linear &a, torch::nn::Linear &b) {\n'
+            '  torch::nn::utils::clip_grad_norm_(a->parameters(), 1.0);\n'
+            '  torch::nn::utils::clip_grad_norm_(b->parameters(), 1.0);\n'
+            '}\n')
+    source = os.path.join(work, "clip.cpp")
+    open(source, "w").write(text)
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c clip.cpp" % mock}])
+    c = Client()
+    uri = uri_of(source)
+    c.open(source, text)
+    c.diagnostics(uri)
+    for line in (2, 3):
+        rid = c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": line, "character": 2}, "end": {"line": line, "character": 2}},
+            "context": {"diagnostics": []}})
+        for action in c.wait_response(rid)["result"]:
+            edits = action["edit"]["changes"][uri]
+            helper = sum("static torch::Tensor torch_syncfree_clip_grad_norm(" in e["newText"] for e in edits)
+            calls = [e["newText"] for e in edits if e["newText"].startswith("torch_syncfree_clip_grad_norm(")]
+            print("line %d: %d helper definition(s), call %s" % (line + 1, helper, calls))
+    print("exit status:", c.close())
