@@ -65,9 +65,12 @@ public:
   /// that ask on the same site (the matcher visits a block before its statements).
   void markReadTakenOver(const clang::Expr *Read) { TakenOver.insert(Read); }
   bool isReadTakenOver(const clang::Expr *Read) const { return TakenOver.contains(Read); }
-  /// A helper definition a fix adds to the file once (the device clipping):
-  /// true for the first fix of the TU that asks, which then carries it.
-  bool claimHelper(llvm::StringRef Name) { return ClaimedHelpers.insert(Name.str()).second; }
+  /// A name a fix declares, claimed so that no other fix of this run declares
+  /// it again in \p Scope (a function, or nullptr for the file: the device
+  /// clipping helper). True for the first fix that asks.
+  bool claimName(const clang::Decl *Scope, llvm::StringRef Name) {
+    return ClaimedNames.insert({Scope, Name.str()}).second;
+  }
 
 private:
   const clang::FunctionDecl *representativeOf(const clang::FunctionDecl *Pattern);
@@ -76,7 +79,7 @@ private:
   bool isUnreachableInBlock(const clang::CompoundStmt *Block, const clang::Stmt *Child);
 
   clang::ASTContext &Ctx;
-  std::set<std::string> ClaimedHelpers;
+  std::set<std::pair<const clang::Decl *, std::string>> ClaimedNames;
   std::unique_ptr<DeviceOracle> Oracle;
   std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
   using ReferenceIndex =

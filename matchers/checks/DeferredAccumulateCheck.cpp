@@ -230,11 +230,13 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   std::string Dtype = Torch + (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
                                         : "kLong");
   // Names no declaration in the function uses (looked up in the AST, so comments
-  // and strings that mention them do not matter).
+  // and strings that mention them do not matter) and no other fix of this run
+  // declares there (two loops summing the same metric: total_on_device, total_on_device2).
   auto freshName = [&](const std::string &Base) {
     for (int Attempt = 0;; ++Attempt) {
       std::string Candidate = Base + (Attempt ? std::to_string(Attempt + 1) : "");
-      if (match(findAll(namedDecl(hasName(Candidate))), *FD->getBody(), Ctx).empty())
+      if (match(findAll(namedDecl(hasName(Candidate))), *FD->getBody(), Ctx).empty() &&
+          analysis(Ctx).claimName(FD, Candidate))
         return Candidate;
     }
   };

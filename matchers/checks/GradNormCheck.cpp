@@ -215,7 +215,7 @@ bool GradNormCheck::clippingHelper(TranslationUnitAnalysis &TU, const CallExpr *
     unsigned PreviousLine = LineBegin == 0 ? 0 : startOfLine(Text, LineBegin - 1);
     if (Text.slice(PreviousLine, Text.find('\n', Offset)).contains("NOLINT"))
       return false;
-    if (!TU.claimHelper(Name))
+    if (!TU.claimName(/*Scope=*/nullptr, Name))
       return true; // an earlier fix of this file carries it
   }
   std::string Guard = Name == "torch_syncfree_clip_grad_norm" ? "TORCH_SYNCFREE_CLIP_GRAD_NORM"

@@ -254,3 +254,22 @@ double running_every_step(int steps) {
   }
   return total;
 }
+
+// Two loops of one function summing the same metric: each fix declares its own
+// accumulator (a second `total_on_device` would not compile).
+double two_loops(int steps) {
+  double total = 0;
+  for (int i = 0; i < steps; ++i) {
+    total += torch::randn({}, torch::kCUDA).item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:45: warning: `total` accumulates `item()` every iteration
+  }
+  for (int i = 0; i < steps; ++i) {
+    total += torch::randn({}, torch::kCUDA).item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:45: warning: `total` accumulates `item()` every iteration
+  }
+  return total;
+}
+// CHECK-FIXES: torch::Tensor total_on_device; // total, summed on the device
+// CHECK-FIXES: total += total_on_device.item<double>();
+// CHECK-FIXES: torch::Tensor total_on_device2; // total, summed on the device
+// CHECK-FIXES: total += total_on_device2.item<double>();
