@@ -1059,24 +1059,6 @@ std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
   return Result;
 }
 
-/// A class whose tensors a generic mover may relocate: torch::nn modules and
-/// classes with their own to()/cuda()/cpu().
-static bool mayMoveItsTensors(const CXXRecordDecl *Record) {
-  if (!Record || !Record->hasDefinition())
-    return true;
-  for (const CXXMethodDecl *Method : Record->methods())
-    if (Method->getDeclName().isIdentifier() &&
-        llvm::is_contained({"to", "cuda", "cpu"}, Method->getName()))
-      return true;
-  bool Module = false;
-  Record->forallBases([&](const CXXRecordDecl *Base) {
-    if (isInTorchNamespace(Base) && Base->getName() == "Module")
-      Module = true;
-    return true;
-  });
-  return Module;
-}
-
 std::optional<Placement> DeviceOracle::fieldPlacement(const FieldDecl *Field) {
   if (!isTensorType(Field->getType()))
     return Placement::Unknown;
@@ -1101,9 +1083,7 @@ std::optional<Placement> DeviceOracle::fieldValuePlacement(const FieldDecl *Fiel
   }
   const SourceManager &SM = Ctx.getSourceManager();
   const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
-  // Other translation units can store into fields of classes from headers.
-  if (!Record || !SM.isInMainFile(SM.getExpansionLoc(Record->getLocation())) ||
-      mayMoveItsTensors(Record) || Field->getType()->isReferenceType())
+  if (!isClosedProgramField(SM, Field))
     return Placement::Unknown;
   if (!FieldsAndCalleesInProgress.insert(Field).second)
     return std::nullopt;

@@ -2,6 +2,8 @@
 #include "TorchApi.h"
 
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringSet.h"
 #include <functional>
@@ -77,9 +79,66 @@ static bool isTensorSequence(QualType T) {
   return Element.getKind() == TemplateArgument::Type && isTensorType(Element.getAsType());
 }
 
-/// The local container whose element \p E reads: `c[i]`, `c.at(i)`, `c.front()`,
-/// `c.back()`, or the variable of a range-for over `c`.
-static const VarDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
+/// Where tensors are kept that the analysis can follow: a local variable (not a
+/// parameter, not a reference) or a field of the program's own class whose
+/// every store the TU shows (isClosedProgramField).
+static const ValueDecl *storageOf(ASTContext &Ctx, const Expr *E) {
+  E = ignoreWrappers(E);
+  if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
+      return nullptr;
+    return VD;
+  }
+  if (const auto *Member = dyn_cast_or_null<MemberExpr>(E))
+    if (const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+        Field && isClosedProgramField(Ctx.getSourceManager(), Field))
+      return Field;
+  return nullptr;
+}
+
+/// The storage's uses: the references in its function (a local), or every
+/// member access in the main file (a field); nullopt when not all can be seen.
+static std::optional<std::vector<const Expr *>> storageUses(TranslationUnitAnalysis &TU,
+                                                           const ValueDecl *Storage) {
+  if (const auto *Field = dyn_cast<FieldDecl>(Storage)) {
+    std::optional<llvm::ArrayRef<const MemberExpr *>> Uses = TU.memberReferencesTo(Field);
+    if (!Uses)
+      return std::nullopt;
+    return std::vector<const Expr *>(Uses->begin(), Uses->end());
+  }
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(cast<VarDecl>(Storage)->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody())
+    return std::nullopt;
+  llvm::ArrayRef<const DeclRefExpr *> Refs = TU.referencesTo(*FD->getBody(), Storage);
+  return std::vector<const Expr *>(Refs.begin(), Refs.end());
+}
+
+/// The function whose body holds \p S, or nullptr inside a lambda (its body
+/// runs whenever the lambda is called).
+static const FunctionDecl *enclosingFunction(ASTContext &Ctx, const Stmt *S) {
+  DynTypedNodeList Parents = Ctx.getParents(*S);
+  while (!Parents.empty()) {
+    if (Parents[0].get<LambdaExpr>())
+      return nullptr;
+    if (const auto *FD = Parents[0].get<FunctionDecl>())
+      return FD;
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  return nullptr;
+}
+
+/// Whether \p S is in a constructor of \p Field's class: a store there happens
+/// before any method of the object runs.
+static bool inConstructorOf(ASTContext &Ctx, const Stmt *S, const FieldDecl *Field) {
+  const auto *Ctor = dyn_cast_or_null<CXXConstructorDecl>(enclosingFunction(Ctx, S));
+  return Ctor && Ctor->getParent()->getCanonicalDecl() == Field->getParent()->getCanonicalDecl();
+}
+
+/// The container (a storage holding a sequence of tensors) whose element \p E
+/// reads: `c[i]`, `c.at(i)`, `c.front()`, `c.back()`, or the variable of a
+/// range-for over `c`.
+static const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
   E = ignoreWrappers(E);
   const Expr *Container = nullptr;
   if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
@@ -97,18 +156,10 @@ static const VarDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
         Range && Range->getLoopVariable() == VD)
       Container = Range->getRangeInit();
   }
-  const auto *Ref = Container ? dyn_cast<DeclRefExpr>(ignoreWrappers(Container)) : nullptr;
-  const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
-      !isTensorSequence(VD->getType()))
-    return nullptr;
-  return VD;
+  const ValueDecl *Storage = Container ? storageOf(Ctx, Container) : nullptr;
+  return Storage && isTensorSequence(Storage->getType()) ? Storage : nullptr;
 }
 
-/// What a local tensor container holds: every value stored with push_back /
-/// emplace_back (one argument) or `c[i] = v`, with the statements that store
-/// them; nullopt when it may change in other ways (insert, swap, passed to code
-/// that may write it, an element written in place: `c[i].add_(..)`).
 /// Whether the expression that uses an element read (`v[i]`, `v.at(i)`) may
 /// write the element: an in-place method (`add_`), `data_ptr`, an assignment.
 static bool writesElement(const Stmt *ElementUser) {
@@ -122,35 +173,65 @@ static bool writesElement(const Stmt *ElementUser) {
 struct ContainerStore {
   const Expr *Value;
   const Stmt *Statement;
+  bool InConstructor = false; ///< a field's store in a constructor of its class
 };
+
+/// The stores of `c = x.split(n)` (views of one tensor, pinned as it is) from a
+/// container's initialiser; false when the initialiser makes other contents.
+static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstructor,
+                          std::vector<ContainerStore> &Stores) {
+  Init = ignoreWrappers(Init);
+  if (!Init)
+    return true;
+  const auto *Views = dyn_cast<CXXMemberCallExpr>(Init);
+  if (Views && isInTorchNamespace(Views->getDirectCallee()) &&
+      isTensorType(Views->getImplicitObjectArgument()->getType()) &&
+      llvm::is_contained({"split", "chunk", "unbind", "tensor_split", "split_with_sizes"}, calleeName(Views))) {
+    Stores.push_back({Views->getImplicitObjectArgument(), Statement, InConstructor});
+    return true;
+  }
+  // An empty container; `vector<Tensor> v(n, t)`, copies and results of other calls are not followed.
+  const auto *Construct = dyn_cast<CXXConstructExpr>(Init);
+  return Construct && (Construct->getNumArgs() == 0 || isa<CXXDefaultArgExpr>(Construct->getArg(0)));
+}
+
+/// What a tensor container (a local or a field) holds: every value stored with
+/// push_back / emplace_back (one argument) or `c[i] = v`, and the views its
+/// initialisers split off, with the statements that store them; nullopt when it
+/// may change in other ways (insert, swap, passed to code that may write it, an
+/// element written in place: `c[i].add_(..)`).
 static std::optional<std::vector<ContainerStore>> containerStores(TranslationUnitAnalysis &TU,
-                                                                  const VarDecl *Container) {
+                                                                  const ValueDecl *Container) {
   static const llvm::StringSet<> Readers = {"size", "empty", "begin", "end", "cbegin", "cend",
                                             "at", "front", "back", "operator[]", "reserve",
                                             "capacity"};
   ASTContext &Ctx = TU.context();
-  const auto *FD = dyn_cast_or_null<FunctionDecl>(Container->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody())
+  std::optional<std::vector<const Expr *>> Uses = storageUses(TU, Container);
+  if (!Uses)
     return std::nullopt;
   std::vector<ContainerStore> Stores;
-  if (const Expr *Init = ignoreWrappers(Container->getInit())) {
-    const auto *Construct = dyn_cast<CXXConstructExpr>(Init);
-    const auto *Views = dyn_cast<CXXMemberCallExpr>(Init);
-    if (Views && isInTorchNamespace(Views->getDirectCallee()) &&
-        isTensorType(Views->getImplicitObjectArgument()->getType()) &&
-        llvm::is_contained({"split", "chunk", "unbind", "tensor_split", "split_with_sizes"},
-                           calleeName(Views))) {
-      // `auto batches = data.split(n)`: views of one tensor, pinned as it is.
-      DynTypedNodeList Parents = Ctx.getParents(*Container);
-      const auto *Declaration = Parents.empty() ? nullptr : Parents[0].get<DeclStmt>();
-      if (!Declaration)
-        return std::nullopt;
-      Stores.push_back({Views->getImplicitObjectArgument(), Declaration});
-    } else if (!Construct || (Construct->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Construct->getArg(0)))) {
-      return std::nullopt; // `vector<Tensor> v(n, t)`, copies, results of other calls: not followed
+  const auto *Field = dyn_cast<FieldDecl>(Container);
+  if (const auto *VD = dyn_cast<VarDecl>(Container)) {
+    DynTypedNodeList Parents = Ctx.getParents(*VD);
+    const auto *Declaration = Parents.empty() ? nullptr : Parents[0].get<DeclStmt>();
+    if (VD->getInit() && (!Declaration || !initialStores(VD->getInit(), Declaration, false, Stores)))
+      return std::nullopt;
+  } else {
+    // A field: its default member initialiser and the constructors' initialisers.
+    if (const Expr *Init = Field->getInClassInitializer(); Init && !initialStores(Init, Init, true, Stores))
+      return std::nullopt;
+    for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
+      const FunctionDecl *Definition = nullptr;
+      if (!Ctor->hasBody(Definition))
+        continue;
+      for (const CXXCtorInitializer *Init : cast<CXXConstructorDecl>(Definition)->inits())
+        if (Init->getMember() == Field && Init->isWritten() &&
+            !initialStores(Init->getInit(), Init->getInit(), true, Stores))
+          return std::nullopt;
     }
   }
-  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), Container)) {
+  auto InCtor = [&](const Stmt *S) { return Field && inConstructorOf(Ctx, S, Field); };
+  for (const Expr *Use : *Uses) {
     const Stmt *Parent = consumerOf(Ctx, Use);
     if (isa_and_nonnull<LambdaExpr>(Parent))
       continue; // a capture: the lambda body's uses are among these uses
@@ -158,7 +239,7 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
       StringRef Name = calleeName(MC);
       if ((Name == "push_back" || Name == "emplace_back") && MC->getNumArgs() == 1 &&
           isTensorType(MC->getArg(0)->getType())) {
-        Stores.push_back({MC->getArg(0), MC});
+        Stores.push_back({MC->getArg(0), MC, InCtor(MC)});
         continue;
       }
       if (!Readers.contains(Name))
@@ -173,7 +254,7 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
       if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
           Assign && Assign->getOperator() == OO_Equal && Assign->getNumArgs() == 2 &&
           ignoreWrappers(Assign->getArg(0)) == ignoreWrappers(Op)) {
-        Stores.push_back({Assign->getArg(1), Assign});
+        Stores.push_back({Assign->getArg(1), Assign, InCtor(Assign)});
         continue;
       }
       if (writesElement(ElementUser))
@@ -218,6 +299,14 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
 }
 
 static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth);
+/// What a tensor field of the program's own class is given: its default member
+/// initialiser, the constructors' initialisers and assignments `f = v`.
+/// OnlyRead: every other use only reads it.
+struct FieldStores {
+  std::vector<ContainerStore> Stores;
+  bool OnlyRead = true;
+};
+static std::optional<FieldStores> tensorFieldStores(TranslationUnitAnalysis &TU, const FieldDecl *Field);
 
 static Pinning variablePinning(TranslationUnitAnalysis &TU, const VarDecl *VD, unsigned Depth) {
   ASTContext &Ctx = TU.context();
@@ -258,7 +347,7 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
   if (!E || Depth > 16)
     return Pinning::Unknown;
   // An element of a local container: the join of what is stored into it.
-  if (const VarDecl *Container = containerOfElement(Ctx, E)) {
+  if (const ValueDecl *Container = containerOfElement(Ctx, E)) {
     std::optional<std::vector<ContainerStore>> Stores = containerStores(TU, Container);
     if (!Stores || Stores->empty())
       return Pinning::Unknown;
@@ -281,6 +370,16 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
     if (const auto *RD = Base->getAsCXXRecordDecl())
       if (RD->getName() == "Example" && isInTorchNamespace(RD))
         return Pinning::Pageable;
+    // A tensor field of the program's own class: the join of what it is given.
+    if (const auto *Field = dyn_cast_or_null<FieldDecl>(storageOf(Ctx, ME)); Field && isTensorType(Field->getType())) {
+      std::optional<FieldStores> Stores = tensorFieldStores(TU, Field);
+      if (!Stores || Stores->Stores.empty())
+        return Pinning::Unknown;
+      Pinning Result = pinningOf(TU, Stores->Stores.front().Value, Depth + 1);
+      for (const ContainerStore &Store : Stores->Stores)
+        Result = join(Result, pinningOf(TU, Store.Value, Depth + 1));
+      return Result;
+    }
     return Pinning::Unknown;
   }
   const auto *Call = dyn_cast<CallExpr>(E);
@@ -331,39 +430,63 @@ bool mayBeNonContiguousView(const Expr *E) {
   return false;
 }
 
-/// Whether a local tensor variable is only read in its function: every use is
-/// the object of a LibTorch method that does not write (no `_` suffix, no
-/// data_ptr/accessor), a subscript read, or an argument of a LibTorch call.
+/// Whether one use of a tensor storage only reads it: the object of a LibTorch
+/// method that does not write (no `_` suffix, no data_ptr/accessor), a
+/// subscript read, an argument of a LibTorch call, or a lambda capture (the
+/// lambda body's uses are among the uses).
+static bool isReadOnlyUse(ASTContext &Ctx, const Expr *Use) {
+  const Stmt *Parent = consumerOf(Ctx, Use);
+  if (isa_and_nonnull<LambdaExpr>(Parent))
+    return true;
+  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent);
+      MC && MC->getImplicitObjectArgument() &&
+      ignoreWrappers(MC->getImplicitObjectArgument())->IgnoreImplicit() == Use) {
+    llvm::StringRef Name = calleeName(MC);
+    return isInTorchNamespace(MC->getDirectCallee()) && !Name.ends_with("_") && !Name.contains("data_ptr") &&
+           !Name.contains("accessor");
+  }
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
+      Op && (Op->isAssignmentOp() || Op->getOperator() == OO_Subscript) &&
+      ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use)
+    return !Op->isAssignmentOp(); // `data[i]`: a view, read where it is used
+  const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
+  return Call && isInTorchNamespace(Call->getDirectCallee());
+}
+
+/// Whether a local tensor variable is only read in its function.
 static bool onlyRead(TranslationUnitAnalysis &TU, const VarDecl *VD) {
+  std::optional<std::vector<const Expr *>> Uses = storageUses(TU, VD);
+  return Uses && llvm::all_of(*Uses, [&](const Expr *Use) { return isReadOnlyUse(TU.context(), Use); });
+}
+
+static std::optional<FieldStores> tensorFieldStores(TranslationUnitAnalysis &TU, const FieldDecl *Field) {
   ASTContext &Ctx = TU.context();
-  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody())
-    return false;
-  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
-    const Stmt *Parent = consumerOf(Ctx, Use);
-    if (isa_and_nonnull<LambdaExpr>(Parent))
-      continue; // a capture: the lambda body's uses are among these uses
-    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent);
-        MC && MC->getImplicitObjectArgument() &&
-        ignoreWrappers(MC->getImplicitObjectArgument())->IgnoreImplicit() == Use) {
-      llvm::StringRef Name = calleeName(MC);
-      if (!isInTorchNamespace(MC->getDirectCallee()) || Name.ends_with("_") || Name.contains("data_ptr") ||
-          Name.contains("accessor"))
-        return false;
+  std::optional<std::vector<const Expr *>> Uses = storageUses(TU, Field);
+  if (!Uses)
+    return std::nullopt;
+  FieldStores Result;
+  // A default member initialiser runs in every constructor that does not name the field.
+  if (const Expr *Init = Field->getInClassInitializer())
+    Result.Stores.push_back({Init, Init, true});
+  for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
+    const FunctionDecl *Definition = nullptr;
+    if (!Ctor->hasBody(Definition))
+      continue;
+    for (const CXXCtorInitializer *Init : cast<CXXConstructorDecl>(Definition)->inits())
+      if (Init->getMember() == Field && Init->isWritten())
+        Result.Stores.push_back({Init->getInit(), Init->getInit(), true});
+  }
+  for (const Expr *Use : *Uses) {
+    if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(consumerOf(Ctx, Use));
+        Assign && Assign->getOperator() == OO_Equal && Assign->getNumArgs() == 2 &&
+        ignoreWrappers(Assign->getArg(0))->IgnoreImplicit() == Use) {
+      Result.Stores.push_back({Assign->getArg(1), Assign, inConstructorOf(Ctx, Assign, Field)});
       continue;
     }
-    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
-        Op && (Op->isAssignmentOp() || Op->getOperator() == OO_Subscript) &&
-        ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use) {
-      if (Op->isAssignmentOp())
-        return false;
-      continue; // `data[i]`: a view, read where it is used
-    }
-    const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
-    if (!Call || !isInTorchNamespace(Call->getDirectCallee()))
-      return false;
+    if (!isReadOnlyUse(Ctx, Use))
+      Result.OnlyRead = false;
   }
-  return true;
+  return Result;
 }
 
 /// `X.pin_memory()`, guarded by `torch::cuda::is_available()` unless the copy
@@ -374,9 +497,81 @@ static std::string pinnedText(const std::string &Text, bool Postfix, bool Target
                      : "(torch::cuda::is_available() ? " + Object + ".pin_memory() : " + Text + ")";
 }
 
+/// The edit that pins a stored value where it is stored: a fresh pageable
+/// LibTorch result, or a view of a local tensor that is only read (the pinned
+/// copy would not see later writes); nullopt otherwise.
+static std::optional<PinEdit> pinStoredValue(TranslationUnitAnalysis &TU, const Expr *Stored, bool TargetIsGpu) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  const Expr *Value = ignoreWrappers(Stored);
+  if (!Value || hostPinning(TU, Value) != Pinning::Pageable || Value->getBeginLoc().isMacroID() ||
+      Value->getEndLoc().isMacroID())
+    return std::nullopt;
+  const Expr *Base = Value;
+  while (const Expr *Next = viewBase(Base))
+    Base = ignoreWrappers(Next);
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(Base)) {
+    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || !onlyRead(TU, VD))
+      return std::nullopt;
+  } else if (const auto *Call = dyn_cast<CallExpr>(Base);
+             !Call || !isInTorchNamespace(Call->getDirectCallee()) || calleeName(Call) == "from_blob") {
+    return std::nullopt; // pinning from_blob's memory would copy it: a new tensor
+  }
+  CharSourceRange Range = CharSourceRange::getTokenRange(Value->getSourceRange());
+  std::string Text = Lexer::getSourceText(Range, SM, Ctx.getLangOpts()).str();
+  if (Text.empty())
+    return std::nullopt;
+  bool Postfix = isa<DeclRefExpr, CallExpr, MemberExpr, ParenExpr>(Value) &&
+                 !(isa<CXXOperatorCallExpr>(Value) &&
+                   cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Subscript &&
+                   cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Call);
+  return PinEdit{Range, pinnedText(Text, Postfix, TargetIsGpu)};
+}
+
+/// The outermost function around \p S (through lambdas and local classes).
+static const FunctionDecl *outermostFunction(ASTContext &Ctx, const Stmt *S) {
+  const FunctionDecl *Outermost = nullptr;
+  DynTypedNodeList Parents = Ctx.getParents(*S);
+  while (!Parents.empty()) {
+    if (const auto *FD = Parents[0].get<FunctionDecl>())
+      Outermost = FD;
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  return Outermost;
+}
+
+/// Whether the stores of a field happen once per object, before the copy
+/// \p Copy can run: all in constructors of its class, the copy in none of them,
+/// and no object of the class built inside a loop (a pinned allocation and a
+/// host copy per object would then be paid every step).
+static bool storedOnceBefore(TranslationUnitAnalysis &TU, const FieldDecl *Field,
+                             llvm::ArrayRef<ContainerStore> Stores, const Stmt *Copy) {
+  ASTContext &Ctx = TU.context();
+  if (!llvm::all_of(Stores, [](const ContainerStore &Store) { return Store.InConstructor; }))
+    return false;
+  const auto *CopyIn = dyn_cast_or_null<CXXConstructorDecl>(outermostFunction(Ctx, Copy));
+  if (CopyIn && CopyIn->getParent()->getCanonicalDecl() == Field->getParent()->getCanonicalDecl())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  using namespace clang::ast_matchers;
+  const auto *Record = cast<CXXRecordDecl>(Field->getParent());
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    for (const auto &Found : match(decl(forEachDescendant(
+                                       cxxConstructExpr(hasDeclaration(cxxConstructorDecl(ofClass(equalsNode(Record)))))
+                                           .bind("build"))),
+                                   *D, Ctx))
+      if (TU.enclosingLoop(Found.getNodeAs<CXXConstructExpr>("build")))
+        return false;
+  }
+  return true;
+}
+
 /// The container path of pinAtCreation(): pin each element where it is stored.
 static std::optional<PinAtCreation> pinContainerElements(TranslationUnitAnalysis &TU,
-                                                         const VarDecl *Container,
+                                                         const ValueDecl *Container,
                                                          const Stmt *Copy, bool TargetIsGpu) {
   ASTContext &Ctx = TU.context();
   const SourceManager &SM = Ctx.getSourceManager();
@@ -387,37 +582,82 @@ static std::optional<PinAtCreation> pinContainerElements(TranslationUnitAnalysis
   PinAtCreation Pin;
   Pin.Variable = Container->getNameAsString();
   Pin.Container = true;
+  if (const auto *Field = dyn_cast<FieldDecl>(Container)) {
+    if (!storedOnceBefore(TU, Field, *Stores, Copy))
+      return std::nullopt;
+    Pin.Where = "in the constructor";
+  }
   for (const ContainerStore &Store : *Stores) {
-    // Stored once, before the loop that copies (pinning costs a page-locked
-    // allocation and a host copy).
-    if (!SM.isBeforeInTranslationUnit(Store.Statement->getEndLoc(), Loop->getBeginLoc()))
+    // A local is stored once, before the loop that copies (pinning costs a
+    // page-locked allocation and a host copy).
+    if (isa<VarDecl>(Container) && !SM.isBeforeInTranslationUnit(Store.Statement->getEndLoc(), Loop->getBeginLoc()))
       return std::nullopt;
-    const Expr *Value = ignoreWrappers(Store.Value);
-    if (hostPinning(TU, Value) != Pinning::Pageable || Value->getBeginLoc().isMacroID() ||
-        Value->getEndLoc().isMacroID())
+    std::optional<PinEdit> Edit = pinStoredValue(TU, Store.Value, TargetIsGpu);
+    if (!Edit)
       return std::nullopt;
-    // The pinned element is a copy: what it was made from must not change later
-    // (a view of a tensor written afterwards would see the write; the copy not).
-    const Expr *Base = Value;
-    while (const Expr *Next = viewBase(Base))
-      Base = ignoreWrappers(Next);
-    if (const auto *Ref = dyn_cast<DeclRefExpr>(Base)) {
-      const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
-      if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || !onlyRead(TU, VD))
-        return std::nullopt;
-    } else if (const auto *Call = dyn_cast<CallExpr>(Base);
-               !Call || !isInTorchNamespace(Call->getDirectCallee()) || calleeName(Call) == "from_blob") {
-      return std::nullopt;
+    Pin.Edits.push_back(*Edit);
+  }
+  return Pin;
+}
+
+/// The first copy to a device (`to`, `cuda`, `copy_(src)`), in source order,
+/// whose source reads \p Storage (an element of it, or the tensor itself,
+/// through views): the one whose fix carries the pinning edits, so that the
+/// fixes of the others do not conflict with it.
+static const Stmt *firstCopyFrom(TranslationUnitAnalysis &TU, const ValueDecl *Storage) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::vector<const Stmt *> Roots;
+  if (const auto *VD = dyn_cast<VarDecl>(Storage)) {
+    const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+    if (FD && FD->getBody())
+      Roots.push_back(FD->getBody());
+  } else if (std::optional<std::vector<const Expr *>> Uses = storageUses(TU, Storage)) {
+    for (const Expr *Use : *Uses)
+      if (const FunctionDecl *FD = outermostFunction(Ctx, Use); FD && FD->getBody())
+        if (!llvm::is_contained(Roots, FD->getBody()))
+          Roots.push_back(FD->getBody());
+  }
+  const Stmt *First = nullptr;
+  std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+      StringRef Name = calleeName(MC);
+      const Expr *From = Name == "copy_" && MC->getNumArgs() > 0 ? MC->getArg(0)
+                         : Name == "to" || Name == "cuda"          ? MC->getImplicitObjectArgument()
+                                                                   : nullptr;
+      for (From = ignoreWrappers(From); From && !containerOfElement(Ctx, From) && viewBase(From);)
+        From = ignoreWrappers(viewBase(From));
+      if (From && (containerOfElement(Ctx, From) == Storage || storageOf(Ctx, From) == Storage)) {
+        if (!First || SM.isBeforeInTranslationUnit(MC->getBeginLoc(), First->getBeginLoc()))
+          First = MC;
+        return;
+      }
     }
-    CharSourceRange Range = CharSourceRange::getTokenRange(Value->getSourceRange());
-    std::string Text = Lexer::getSourceText(Range, SM, Ctx.getLangOpts()).str();
-    if (Text.empty())
+    for (const Stmt *Child : S->children())
+      Find(Child);
+  };
+  for (const Stmt *Root : Roots)
+    Find(Root);
+  return First;
+}
+
+/// The tensor-field path of pinAtCreation(): pin each value the field is given.
+static std::optional<PinAtCreation> pinTensorField(TranslationUnitAnalysis &TU, const FieldDecl *Field,
+                                                   const Stmt *Copy, bool TargetIsGpu) {
+  std::optional<FieldStores> Stores = tensorFieldStores(TU, Field);
+  if (!TU.enclosingLoop(Copy) || !Stores || !Stores->OnlyRead || Stores->Stores.empty() ||
+      !storedOnceBefore(TU, Field, Stores->Stores, Copy) || firstCopyFrom(TU, Field) != Copy)
+    return std::nullopt;
+  PinAtCreation Pin;
+  Pin.Variable = Field->getNameAsString();
+  Pin.Where = "in the constructor";
+  for (const ContainerStore &Store : Stores->Stores) {
+    std::optional<PinEdit> Edit = pinStoredValue(TU, Store.Value, TargetIsGpu);
+    if (!Edit)
       return std::nullopt;
-    bool Postfix = isa<DeclRefExpr, CallExpr, MemberExpr, ParenExpr>(Value) &&
-                   !(isa<CXXOperatorCallExpr>(Value) &&
-                     cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Subscript &&
-                     cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Call);
-    Pin.Edits.push_back({Range, pinnedText(Text, Postfix, TargetIsGpu)});
+    Pin.Edits.push_back(*Edit);
   }
   return Pin;
 }
@@ -428,34 +668,14 @@ std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const Ex
   const Expr *Base = ignoreWrappers(Source);
   while (!containerOfElement(Ctx, Base) && viewBase(Base))
     Base = ignoreWrappers(viewBase(Base));
-  if (const VarDecl *Container = containerOfElement(Ctx, Base)) {
-    // Several copies from one container: the first (in source order) carries the
-    // edits, so the fixes of the others do not conflict with it.
-    const auto *FD = dyn_cast_or_null<FunctionDecl>(Container->getParentFunctionOrMethod());
-    const Stmt *FirstCopy = nullptr;
-    std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
-      if (!S || FirstCopy)
-        return;
-      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
-        StringRef Name = calleeName(MC);
-        const Expr *From = Name == "copy_" && MC->getNumArgs() > 0 ? MC->getArg(0)
-                           : Name == "to" || Name == "cuda"          ? MC->getImplicitObjectArgument()
-                                                                     : nullptr;
-        for (From = ignoreWrappers(From); From && !containerOfElement(Ctx, From) && viewBase(From);)
-          From = ignoreWrappers(viewBase(From));
-        if (From && containerOfElement(Ctx, From) == Container) {
-          FirstCopy = MC;
-          return;
-        }
-      }
-      for (const Stmt *Child : S->children())
-        Find(Child);
-    };
-    Find(FD ? FD->getBody() : nullptr);
-    if (FirstCopy != Copy)
+  if (const ValueDecl *Container = containerOfElement(Ctx, Base)) {
+    if (firstCopyFrom(TU, Container) != Copy)
       return std::nullopt;
     return pinContainerElements(TU, Container, Copy, TargetIsGpu);
   }
+  if (const auto *Field = dyn_cast_or_null<FieldDecl>(storageOf(Ctx, Base));
+      Field && isTensorType(Field->getType()))
+    return pinTensorField(TU, Field, Copy, TargetIsGpu);
   const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Base);
   const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
   const Stmt *Loop = TU.enclosingLoop(Copy);

@@ -41,14 +41,19 @@ bool mayBeNonContiguousView(const clang::Expr *E);
 /// range-for element) is pinned where each element is stored instead
 /// (`batches.push_back(x)` -> `batches.push_back(x.pin_memory())`), when every
 /// store is before the loop and the container is only read afterwards.
+/// A field of the program's own class (a tensor or a container of tensors) is
+/// pinned where the constructors store it, when every store is in a
+/// constructor, no object of the class is built in a loop, and the field is
+/// only read elsewhere.
 struct PinEdit {
   clang::CharSourceRange Range;
   std::string NewText;
 };
 struct PinAtCreation {
   std::vector<PinEdit> Edits;
-  std::string Variable; ///< the variable or container pinned
+  std::string Variable; ///< the variable, container or field pinned
   bool Container = false;
+  std::string Where = "before the loop"; ///< when the pinning runs once
 };
 std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const clang::Expr *Source,
                                            const clang::Stmt *Copy, bool TargetIsGpu);

@@ -176,6 +176,60 @@ llvm::ArrayRef<const DeclRefExpr *> TranslationUnitAnalysis::referencesTo(const 
   return It->second;
 }
 
+/// A class whose tensors a generic mover may relocate: torch::nn modules and
+/// classes with their own to()/cuda()/cpu().
+bool mayMoveItsTensors(const CXXRecordDecl *Record) {
+  if (!Record || !Record->hasDefinition())
+    return true;
+  for (const CXXMethodDecl *Method : Record->methods())
+    if (Method->getDeclName().isIdentifier() &&
+        llvm::is_contained({"to", "cuda", "cpu"}, Method->getName()))
+      return true;
+  bool Module = false;
+  Record->forallBases([&](const CXXRecordDecl *Base) {
+    if (isInTorchNamespace(Base) && Base->getName() == "Module")
+      Module = true;
+    return true;
+  });
+  return Module;
+}
+
+bool isClosedProgramField(const SourceManager &SM, const FieldDecl *Field) {
+  const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
+  // Other translation units can store into fields of classes from headers.
+  return Record && SM.isInMainFile(SM.getExpansionLoc(Record->getLocation())) &&
+         !mayMoveItsTensors(Record) && !Field->getType()->isReferenceType();
+}
+
+std::optional<llvm::ArrayRef<const MemberExpr *>>
+TranslationUnitAnalysis::memberReferencesTo(const FieldDecl *Field) {
+  if (!Members) {
+    Members = std::make_unique<MemberIndex>();
+    const SourceManager &SM = Ctx.getSourceManager();
+    using namespace clang::ast_matchers;
+    for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+      if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+        continue;
+      for (const auto &Found : match(decl(forEachDescendant(memberExpr().bind("use"))), *D, Ctx)) {
+        const auto *Use = Found.getNodeAs<MemberExpr>("use");
+        if (const auto *Member = dyn_cast<FieldDecl>(Use->getMemberDecl()))
+          Members->Uses[Member->getCanonicalDecl()].push_back(Use);
+      }
+      for (const auto &Found :
+           match(decl(forEachDescendant(cxxDependentScopeMemberExpr().bind("use"))), *D, Ctx))
+        if (const IdentifierInfo *Name =
+                Found.getNodeAs<CXXDependentScopeMemberExpr>("use")->getMember().getAsIdentifierInfo())
+          Members->DependentNames.insert(Name);
+    }
+  }
+  if (Members->DependentNames.contains(Field->getIdentifier()))
+    return std::nullopt;
+  auto It = Members->Uses.find(Field->getCanonicalDecl());
+  if (It == Members->Uses.end())
+    return llvm::ArrayRef<const MemberExpr *>();
+  return llvm::ArrayRef<const MemberExpr *>(It->second);
+}
+
 bool TranslationUnitAnalysis::isUnreachableInBlock(const CompoundStmt *Block, const Stmt *Child) {
   auto [It, Inserted] = DeadRanges.try_emplace(Block);
   if (Inserted) {

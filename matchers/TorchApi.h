@@ -59,6 +59,14 @@ bool isIntervalCondition(const clang::Expr *Condition);
 const clang::IfStmt *logIntervalAround(clang::ASTContext &Ctx, const clang::Stmt *S,
                                        const clang::Stmt *Loop);
 
+/// A class whose tensors a generic mover may relocate: torch::nn modules and
+/// classes with their own to()/cuda()/cpu().
+bool mayMoveItsTensors(const clang::CXXRecordDecl *Record);
+/// A field of the program's own class whose every store this TU shows: the
+/// class is defined in the main file (no other TU sees it), has no generic
+/// mover, and the field is not a reference.
+bool isClosedProgramField(const clang::SourceManager &SM, const clang::FieldDecl *Field);
+
 /// The object a method is called on, for member calls (nullptr otherwise).
 const clang::Expr *calleeObject(const clang::Expr *Call);
 /// Name of the called method or function, empty when not a named call.

@@ -48,6 +48,12 @@ public:
   /// reassignments of one variable took 52 s).
   llvm::ArrayRef<const clang::DeclRefExpr *> referencesTo(const clang::Stmt &Root,
                                                           const clang::ValueDecl *VD);
+  /// Every member access naming Field spelled in the main file (`batches_`,
+  /// `this->batches_`, `other.batches_`), in the order of a walk of the main file's declarations, or nullopt when code
+  /// the index cannot resolve may name it (a member access on a dependent type
+  /// with the field's name). Indexed once per TU: one walk of the main file's
+  /// declarations for all fields.
+  std::optional<llvm::ArrayRef<const clang::MemberExpr *>> memberReferencesTo(const clang::FieldDecl *Field);
   /// The innermost for/while/do/range-for loop around S within its function or
   /// lambda, or nullptr (memoised along the path).
   const clang::Stmt *enclosingLoop(const clang::Stmt *S);
@@ -85,6 +91,11 @@ private:
   using ReferenceIndex =
       llvm::DenseMap<const clang::ValueDecl *, llvm::SmallVector<const clang::DeclRefExpr *, 4>>;
   llvm::DenseMap<const clang::Stmt *, std::unique_ptr<ReferenceIndex>> ReferenceIndices;
+  struct MemberIndex {
+    llvm::DenseMap<const clang::FieldDecl *, llvm::SmallVector<const clang::MemberExpr *, 4>> Uses;
+    llvm::DenseSet<const clang::IdentifierInfo *> DependentNames;
+  };
+  std::unique_ptr<MemberIndex> Members;
   llvm::DenseMap<const clang::Stmt *, const clang::Stmt *> LoopMemo;
   llvm::DenseMap<const clang::Stmt *, bool> OutsideAnalysedCode;
   llvm::DenseMap<const clang::FunctionDecl *, const clang::FunctionDecl *> Representatives;

@@ -208,7 +208,7 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
                "copy synchronous, so pin " +
                (Pin->Container ? "the elements of `" + Pin->Variable + "` where they are stored"
                                : "`" + Pin->Variable + "` where it is made") +
-               " (once, before the loop; " + (Pin->Container ? "they are" : "it is") + " only read)";
+               " (once, " + Pin->Where + "; " + (Pin->Container ? "they are" : "it is") + " only read)";
   else if (SourceMemory == Pinning::Pageable && !looksLikeLoaderBatch(Source))
     F.Remedy = "pass `non_blocking=true`; the source is pageable host memory, so a large copy "
                "stays synchronous until the source is pinned (`.pin_memory()` where it is made, "

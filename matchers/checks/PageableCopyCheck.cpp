@@ -132,9 +132,9 @@ void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
     report(Call->getExprLoc(), F);
     return;
   }
-  F.Remedy += Pin->Container ? ": the elements of `" + Pin->Variable +
-                                   "` are stored before the loop and only read"
-                             : ": `" + Pin->Variable + "` is made once before the loop and only read";
+  F.Remedy += Pin->Container ? ": the elements of `" + Pin->Variable + "` are stored " + Pin->Where +
+                                   " and only read"
+                             : ": `" + Pin->Variable + "` is made once " + Pin->Where + " and only read";
   std::vector<ASTEdit> PinEdits;
   for (const PinEdit &Edit : Pin->Edits)
     PinEdits.push_back(changeTo(charRange(Edit.Range), cat(Edit.NewText)));
