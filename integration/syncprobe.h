@@ -17,6 +17,8 @@
 //      end (throughput: what syncs cost a loop, since the GPU idles while the host waits);
 //   5. kernel launches of one step (Kineto).
 // SYNCPROBE_TIMING_ONLY=1 skips phases 2, 3 and 5 (the harness's repeat runs).
+// SYNCPROBE_PROFILE=<trace.json> adds a sixth: where the host time of a step goes
+// (profileSteps).
 // Without CUDA (the CPU mode CI runs) the same number of steps run and only the
 // results are printed. Every program runs the same total number of steps in both
 // variants, so original and rewritten programs print comparable results.
@@ -38,6 +40,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
+#include <map>
 #include <set>
 #endif
 
@@ -195,6 +198,8 @@ private:
     } catch (const std::exception &e) {
       std::fprintf(stderr, "kernel count unavailable: %s\n", e.what());
     }
+    if (!timing_only && std::getenv("SYNCPROBE_PROFILE"))
+      profileSteps(step, index, std::getenv("SYNCPROBE_PROFILE"));
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess) {
       std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(error));
@@ -211,6 +216,44 @@ private:
     std::printf("SYNCPROBE step_ms %.4f\n", median(step_ms));
     std::printf("SYNCPROBE wall_ms_per_step %.4f\n", wall_ms / wall_steps_);
     std::printf("SYNCPROBE wall_sample_ms %.1f\n", wall_ms);
+  }
+
+  /// SYNCPROBE_PROFILE=<trace.json>: where a step's host time goes. Runs
+  /// SYNCPROBE_PROFILE_STEPS (20) steps under Kineto, saves the trace and prints
+  /// the host events (LibTorch ops, CUDA runtime calls) by inclusive time per
+  /// step: `SYNCPROBE profile <us/step> <calls/step> <name>`, the 25 largest.
+  template <typename Step> void profileSteps(Step &step, int &index, const std::string &path) {
+    try {
+      using namespace torch::profiler::impl;
+      const int steps = envInt("SYNCPROBE_PROFILE_STEPS", 20);
+      ProfilerConfig config(ProfilerState::KINETO);
+      std::set<ActivityType> activities{ActivityType::CPU, ActivityType::CUDA};
+      torch::autograd::profiler::prepareProfiler(config, activities);
+      cudaDeviceSynchronize();
+      torch::autograd::profiler::enableProfiler(config, activities);
+      for (int i = 0; i < steps; ++i)
+        step(index++);
+      cudaDeviceSynchronize();
+      auto profile = torch::autograd::profiler::disableProfiler();
+      std::map<std::string, std::pair<double, long>> host; // name -> (ns, calls)
+      for (const auto &event : profile->events()) {
+        if (event.deviceType() == c10::DeviceType::CUDA)
+          continue;
+        auto &entry = host[event.name()];
+        entry.first += static_cast<double>(event.durationNs());
+        entry.second += 1;
+      }
+      std::vector<std::pair<double, std::string>> order;
+      for (const auto &[name, entry] : host)
+        order.push_back({entry.first, name});
+      std::sort(order.rbegin(), order.rend());
+      for (size_t i = 0; i < order.size() && i < 25; ++i)
+        std::printf("SYNCPROBE profile %10.1f %7.2f %s\n", order[i].first / 1000.0 / steps,
+                    static_cast<double>(host[order[i].second].second) / steps, order[i].second.c_str());
+      profile->save(path);
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "profile unavailable: %s\n", e.what());
+    }
   }
 
   static double cyclesPerMs() {

@@ -152,7 +152,7 @@ static std::string matchLineEndings(StringRef Text, StringRef FileContent) {
 /// has no unified-diff printer. The changed window (after the common prefix and
 /// suffix) is aligned with a longest-common-subsequence table.
 static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
-                             llvm::raw_ostream &Out) {
+                             llvm::raw_ostream &Out, StringRef DiffRoot) {
   // Lines without their '\n'; a last line with no newline keeps a '\n'
   // sentinel so that it differs from the same text with one, and is printed
   // with diff's "\\ No newline at end of file" marker (patch needs it; a
@@ -205,7 +205,14 @@ static void printUnifiedDiff(StringRef Path, StringRef Before, StringRef After,
   for (size_t I = A.size() - Suffix; I < A.size(); ++I)
     Script.push_back({' ', A[I]});
 
-  Out << "--- " << Path << "\n+++ " << Path << "\n";
+  // Paths relative to the repository root with git's a/ and b/ prefixes, so
+  // that `git apply` (and `patch -p1`) take the diff from there; a file
+  // outside the root keeps its absolute path.
+  StringRef Relative = Path;
+  if (!DiffRoot.empty() && Relative.consume_front(DiffRoot.rtrim('/')) && Relative.consume_front("/"))
+    Out << "--- a/" << Relative << "\n+++ b/" << Relative << "\n";
+  else
+    Out << "--- " << Path << "\n+++ " << Path << "\n";
   const size_t Context = 3;
   size_t K = 0;
   while (K < Script.size()) {
@@ -307,7 +314,7 @@ void mergeCoincidentInsertions(std::vector<tidy::ClangTidyError> &Errors) {
 
 FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
                       bool DryRun, llvm::raw_ostream &Out,
-                      llvm::raw_ostream &Log, StringRef FormatStyle) {
+                      llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot) {
   FixSummary Summary;
   // Merge per file; a fix whose replacements conflict with ones already taken
   // is dropped as a whole, so no finding is ever half-fixed.
@@ -414,7 +421,7 @@ FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
     if (*After == Before)
       continue;
     if (DryRun) {
-      printUnifiedDiff(Path, Before, *After, Out);
+      printUnifiedDiff(Path, Before, *After, Out, DiffRoot);
       ++Summary.FilesChanged;
       continue;
     }

@@ -25,10 +25,11 @@ struct FixSummary {
 /// are reported on \p Log. With \p DryRun, prints a unified diff instead.
 /// \p FormatStyle: as clang-tidy's --format-style ("none", "file", "llvm",
 /// "google", a `{key: value}` style): the code around each fix is cleaned up
-/// and the changed lines formatted with clang-format's library.
+/// and the changed lines formatted with clang-format's library. \p DiffRoot:
+/// the directory the diff's `a/` `b/` paths are relative to (the repository root).
 FixSummary applyFixes(const std::vector<clang::tidy::ClangTidyError> &Errors, bool DryRun,
                       llvm::raw_ostream &Out, llvm::raw_ostream &Log,
-                      llvm::StringRef FormatStyle = "none");
+                      llvm::StringRef FormatStyle = "none", llvm::StringRef DiffRoot = "");
 
 /// Merges insertions that several findings make at one place of a file into
 /// the first finding's (clang-apply-replacements refuses two insertions at one

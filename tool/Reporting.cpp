@@ -1,4 +1,5 @@
 #include "Reporting.h"
+#include <unistd.h>
 #include "SyncCheck.h"
 
 #include "CheckCatalog.h"
@@ -59,6 +60,17 @@ static void locate(ReportedFinding &F, llvm::StringMap<LoadedFile> &Files) {
       if (!isspace(static_cast<unsigned char>(C)))
         It->second += C;
   F.SourceLine = It->second;
+}
+
+std::string fileLineColumn(StringRef File, unsigned Offset) {
+  ReportedFinding Where;
+  Where.File = File.str();
+  Where.Offset = Offset;
+  llvm::StringMap<LoadedFile> Files;
+  locate(Where, Files);
+  if (Where.Line == 0)
+    return File.str(); // unreadable now: the path alone
+  return File.str() + ":" + std::to_string(Where.Line) + ":" + std::to_string(Where.Column);
 }
 
 /// Makes the paths of a finding and of its fixes absolute (compile databases
@@ -451,6 +463,21 @@ std::string applyBaseline(std::vector<ReportedFinding> &Findings, StringRef Path
   }
   Findings = std::move(Kept);
   return "";
+}
+
+StdoutToStderr::StdoutToStderr() {
+  llvm::outs().flush();
+  Saved = ::dup(1);
+  if (Saved >= 0)
+    ::dup2(2, 1);
+}
+
+StdoutToStderr::~StdoutToStderr() {
+  llvm::outs().flush();
+  if (Saved >= 0) {
+    ::dup2(Saved, 1);
+    ::close(Saved);
+  }
 }
 
 } // namespace torch_syncfree

@@ -75,6 +75,24 @@ std::string writeBaseline(const std::vector<ReportedFinding> &Findings, llvm::St
 std::string applyBaseline(std::vector<ReportedFinding> &Findings, llvm::StringRef Path,
                           unsigned &Suppressed);
 
+/// "file:line:col" of a byte offset of a file (1-based, as clang prints), or
+/// the path alone when the file cannot be read.
+std::string fileLineColumn(llvm::StringRef File, unsigned Offset);
+
+/// While alive, what is written to stdout (fd 1, llvm::outs()) goes to stderr:
+/// clang-tidy's text printer writes to stdout only, and a --dry-run diff owns
+/// stdout. Used by the front end's main thread only, with no worker running.
+class StdoutToStderr {
+public:
+  StdoutToStderr();
+  ~StdoutToStderr();
+  StdoutToStderr(const StdoutToStderr &) = delete;
+  StdoutToStderr &operator=(const StdoutToStderr &) = delete;
+
+private:
+  int Saved = -1;
+};
+
 } // namespace torch_syncfree
 
 #endif
