@@ -18,8 +18,13 @@ def main():
     results, seen = [], set()
     for log in logs:
         for r in log["runs"][0].get("results", []):
-            key = (r["ruleId"], json.dumps(r.get("partialFingerprints", {}), sort_keys=True),
-                   json.dumps(r["locations"], sort_keys=True))
+            # The same finding from two shards: by its fingerprint (artifact
+            # indices differ between shards, so locations are compared by URI).
+            loc = r["locations"][0]["physicalLocation"]
+            fingerprints = r.get("partialFingerprints")
+            key = (r["ruleId"], json.dumps(fingerprints, sort_keys=True)) if fingerprints else \
+                (r["ruleId"], loc["artifactLocation"]["uri"], loc["artifactLocation"].get("uriBaseId"),
+                 json.dumps(loc["region"], sort_keys=True))
             if key in seen:
                 continue
             seen.add(key)
