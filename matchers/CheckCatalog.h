@@ -1,5 +1,5 @@
-// The list of torch-syncfree checks: names, one-line summaries and docs pages.
-// The module registers from it, `--list-checks` prints it, SARIF rules use it.
+// The catalog of torch-syncfree checks (built from Checks.def): names, one-line
+// summaries, docs pages and SARIF levels, for `--list-checks` and SARIF rules.
 #ifndef TORCH_SYNCFREE_CHECKCATALOG_H
 #define TORCH_SYNCFREE_CHECKCATALOG_H
 

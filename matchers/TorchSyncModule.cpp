@@ -29,25 +29,8 @@ public:
     // fix takes over. A factory set checks one TU at a time (clang-tidy's
     // run, a batch worker's runChecks, an editor analysis).
     auto Hub = std::make_shared<AnalysisHub>();
-    add<ItemCheck>(Factories, Hub, "torch-sync-item");
-    add<DeviceToHostCheck>(Factories, Hub, "torch-sync-device-to-host");
-    add<HostToDeviceCheck>(Factories, Hub, "torch-sync-host-to-device");
-    add<TensorFactoryCheck>(Factories, Hub, "torch-sync-tensor-factory");
-    add<MaskIndexCheck>(Factories, Hub, "torch-sync-mask-index");
-    add<IndexPutCheck>(Factories, Hub, "torch-sync-index-put");
-    add<ScalarIndexCheck>(Factories, Hub, "torch-sync-scalar-index");
-    add<DynamicShapeCheck>(Factories, Hub, "torch-sync-dynamic-shape");
-    add<HostBoolCheck>(Factories, Hub, "torch-sync-host-bool");
-    add<CheckedLinalgCheck>(Factories, Hub, "torch-sync-checked-linalg");
-    add<GradNormCheck>(Factories, Hub, "torch-sync-grad-norm");
-    add<ExplicitSyncCheck>(Factories, Hub, "torch-sync-explicit");
-    add<PrintCheck>(Factories, Hub, "torch-sync-print");
-    add<DeferredAccumulateCheck>(Factories, Hub, "torch-sync-deferred-accumulate");
-    add<GraphCaptureCheck>(Factories, Hub, "torch-sync-graph-capture");
-    add<DeferredLogCheck>(Factories, Hub, "torch-sync-deferred-log");
-    add<CoalesceCheck>(Factories, Hub, "torch-sync-coalesce");
-    add<CallInLoopCheck>(Factories, Hub, "torch-sync-call-in-loop");
-    add<PageableCopyCheck>(Factories, Hub, "torch-sync-pageable-copy");
+#define TORCH_SYNC_CHECK(Class, Name, Summary, Level) add<Class>(Factories, Hub, Name);
+#include "Checks.def"
   }
 };
 
