@@ -78,16 +78,23 @@ cl::opt<bool> FixErrors("fix-errors",
 cl::opt<std::string> ExportFixes("export-fixes",
                                  cl::desc("Write the fixes as clang-apply-replacements YAML"),
                                  cl::value_desc("file.yaml"), cl::cat(Category));
-cl::opt<std::string> Format("format",
-                           cl::desc("Output format: text (clang-style), json or sarif (2.1.0)"),
-                           cl::init("text"), cl::cat(Category));
+enum class OutputFormat { Text, Json, Sarif };
+cl::opt<OutputFormat> Format("format", cl::desc("Output format"),
+                             cl::values(clEnumValN(OutputFormat::Text, "text", "clang-style diagnostics"),
+                                        clEnumValN(OutputFormat::Json, "json", "one JSON array of findings"),
+                                        clEnumValN(OutputFormat::Sarif, "sarif", "SARIF 2.1.0 (GitHub code scanning)")),
+                             cl::init(OutputFormat::Text), cl::cat(Category));
 cl::opt<unsigned> Jobs("j", cl::desc("Translation units analysed in parallel (default: the cores); "
                                      "-j N, -jN and -j=N"),
                        cl::init(0), cl::Prefix, cl::cat(Category));
-cl::opt<std::string> FailOn("fail-on",
-                            cl::desc("Dependency classes that make the exit status 1: "
-                                     "true, false or any (default any)"),
-                            cl::init("any"), cl::cat(Category));
+/// --fail-on: the dependency classes that make the exit status 1.
+enum class FailOnClass { Any, True, False };
+cl::opt<FailOnClass> FailOn("fail-on",
+                            cl::desc("Dependency classes that make the exit status 1 (default any)"),
+                            cl::values(clEnumValN(FailOnClass::Any, "any", "every finding"),
+                                       clEnumValN(FailOnClass::True, "true", "true dependencies"),
+                                       clEnumValN(FailOnClass::False, "false", "false dependencies")),
+                            cl::init(FailOnClass::Any), cl::cat(Category));
 cl::opt<std::string> Baseline("baseline",
                               cl::desc("Report only findings not in this baseline file"),
                               cl::value_desc("file"), cl::cat(Category));
@@ -202,14 +209,37 @@ int usageError(const Twine &Message) {
 /// The --line-filter / --diff line filter (clang-tidy's JSON format); parsed once.
 std::string EffectiveLineFilter;
 
+/// The --config / --config-file configuration, read and parsed once by
+/// checkOptions() (front-end state: the options of this process's run).
+std::optional<ClangTidyOptions> CommandLineConfig;
+
+/// Reads and parses --config / --config-file; an error message, or "".
+std::string loadCommandLineConfig() {
+  if (Config.empty() && ConfigFile.empty())
+    return "";
+  std::string Text = Config;
+  std::string Origin = "--config";
+  if (!ConfigFile.empty()) {
+    auto Buffer = MemoryBuffer::getFile(ConfigFile);
+    if (!Buffer)
+      return "cannot read --config-file '" + ConfigFile + "': " + Buffer.getError().message();
+    Text = (*Buffer)->getBuffer().str();
+    Origin = ConfigFile;
+  }
+  auto Parsed = parseConfiguration(MemoryBufferRef(Text, Origin));
+  if (!Parsed)
+    return "invalid configuration in " + Origin + ": " + Parsed.getError().message();
+  CommandLineConfig = *Parsed;
+  return "";
+}
+
 /// \p LanguageServer: the editor applies one quick fix at a time, so a fix that
 /// relies on a definition another fix adds carries its own (guarded) copy.
+/// The line filter and the configuration were validated by checkOptions().
 std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServer = false) {
   ClangTidyGlobalOptions Global;
-  if (!EffectiveLineFilter.empty() && parseLineFilter(EffectiveLineFilter, Global)) {
-    errs() << "torch-syncfree: error: invalid line filter: " << EffectiveLineFilter << "\n";
-    exit(ExitUsage);
-  }
+  if (!EffectiveLineFilter.empty())
+    (void)parseLineFilter(EffectiveLineFilter, Global);
   ClangTidyOptions Defaults = ClangTidyOptions::getDefaults();
   Defaults.Checks = "-*,torch-sync-*";
   Defaults.HeaderFilterRegex = ".*"; // user headers too; system headers never
@@ -235,32 +265,13 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServe
   if (!ExtraArgsBefore.empty())
     Overrides.ExtraArgsBefore =
         std::vector<std::string>(ExtraArgsBefore.begin(), ExtraArgsBefore.end());
-  if (!Config.empty() || !ConfigFile.empty()) {
-    std::string Text = Config;
-    std::string Origin = "--config";
-    if (!ConfigFile.empty()) {
-      auto Buffer = MemoryBuffer::getFile(ConfigFile);
-      if (!Buffer) {
-        errs() << "torch-syncfree: error: cannot read --config-file '" << ConfigFile
-               << "': " << Buffer.getError().message() << "\n";
-        exit(ExitUsage);
-      }
-      Text = (*Buffer)->getBuffer().str();
-      Origin = ConfigFile;
-    }
-    auto Parsed = parseConfiguration(MemoryBufferRef(Text, Origin));
-    if (!Parsed) {
-      errs() << "torch-syncfree: error: invalid configuration in " << Origin << ": "
-             << Parsed.getError().message() << "\n";
-      exit(ExitUsage);
-    }
+  std::vector<std::string> Removed(RemovedArgs.begin(), RemovedArgs.end());
+  if (CommandLineConfig)
     return torch_syncfree::sanitizeOptionsProvider(
-        std::make_unique<ConfigOptionsProvider>(Global, Defaults, *Parsed, Overrides),
-        std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
-  }
+        std::make_unique<ConfigOptionsProvider>(Global, Defaults, *CommandLineConfig, Overrides),
+        std::move(Removed));
   return torch_syncfree::sanitizeOptionsProvider(
-      std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides),
-      std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
+      std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides), std::move(Removed));
 }
 
 /// Lines changed since a git ref, as a clang-tidy line filter (JSON). Runs
@@ -331,38 +342,56 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
   return Text;
 }
 
-} // namespace
 
-int main(int argc, const char **argv) {
-  InitLLVM X(argc, argv);
-  cl::SetVersionPrinter([](raw_ostream &OS) {
-    OS << "torch-syncfree " << TORCH_SYNCFREE_VERSION << "\n"
-       << "  LLVM/Clang " << LLVM_VERSION_STRING << " (clang-tidy libraries)\n";
-  });
-  torch_syncfree::scrubCompilerEnvironment();
-  cl::HideUnrelatedOptions(Category);
+/// The result of analysing one translation unit.
+struct UnitResult {
+  std::unique_ptr<ClangTidyContext> Context;
+  std::vector<ClangTidyError> Findings;
+  std::string CompileError;
+  bool CannotAnalyse = false; ///< no usable compile command (CompileError says why)
+};
 
-  // Everything after `--` is the compile command for the listed sources.
-  std::string FixedError;
-  std::unique_ptr<tooling::CompilationDatabase> Fixed =
-      tooling::FixedCompilationDatabase::loadFromCommandLine(argc, argv, FixedError);
-  std::string ParseErrors;
-  raw_string_ostream ParseErrorStream(ParseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, "torch-syncfree: find and fix host-device "
-                                   "synchronisations in LibTorch code\n",
-                                   &ParseErrorStream)) {
-    StringRef First = StringRef(ParseErrors).split('\n').first;
-    First.consume_front(argv[0]);
-    First = First.ltrim(": ");
-    return usageError(First.empty() ? "invalid command line" : First);
-  }
+/// One batch run, stage by stage: the inputs (database, files), the analysis
+/// (units, caches, counters), the post-processed findings and the fixes.
+struct Batch {
+  std::string SarifRoot;
+  // Inputs.
+  std::unique_ptr<torch_syncfree::SanitizedDatabase> Compilations;
+  std::vector<std::string> Files;      ///< the files asked for, absolute
+  std::vector<std::string> ParseFiles; ///< per file, the TU parsed for it
+  bool Interpolate = false;
+  // Analysis.
+  std::chrono::steady_clock::time_point Clock;
+  IntrusiveRefCntPtr<vfs::OverlayFileSystem> BaseFS =
+      makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::getRealFileSystem());
+  std::vector<UnitResult> Units;
+  std::unique_ptr<ClangTidyOptionsProvider> PchOptions;
+  std::optional<torch_syncfree::CacheAuthenticator> UserKey;
+  std::unique_ptr<torch_syncfree::SharedPchCache> Pch;
+  std::string PchDirectory;
+  std::unique_ptr<torch_syncfree::UnitSelection> Selection;
+  std::unique_ptr<torch_syncfree::ResultsCache> Results;
+  std::atomic<unsigned> NotSelected{0};
+  std::atomic<unsigned> PlainRetries{0}; ///< units that compiled only without the shortcuts
+  bool ShowProgress = false;
+  unsigned Threads = 1;
+  // Post-processing and output.
+  std::vector<ClangTidyError> AllFindings;
+  std::vector<torch_syncfree::ReportedFinding> Reported;
+  unsigned Baselined = 0;
+  bool CompileFailed = false;
+  torch_syncfree::FixSummary Fixes;
+};
 
+/// Validates the options that need more than their parser; nullopt when the run may go on.
+std::optional<int> checkOptions(std::string &SarifRoot) {
   if (!LoadPlugins.empty())
     return usageError("--load is not supported: torch-syncfree runs its own checks (to load "
                       "plugins, run clang-tidy-22 --load=...)");
   if (!Config.empty() && !ConfigFile.empty())
     return usageError("--config and --config-file cannot be combined");
-  std::string SarifRoot;
+  if (std::string Error = loadCommandLineConfig(); !Error.empty())
+    return usageError(Error);
   {
     SmallString<256> Root(SarifRootOption);
     if (Root.empty())
@@ -371,15 +400,11 @@ int main(int argc, const char **argv) {
     sys::path::remove_dots(Root, true);
     SarifRoot = std::string(Root);
   }
-  if (Format != "text" && Format != "json" && Format != "sarif")
-    return usageError("unknown --format '" + Format + "' (expected text, json or sarif)");
   for (const auto *Filter : {&HeaderFilter, &ExcludeHeaderFilter}) {
     std::string Why;
     if (Filter->getNumOccurrences() && !Regex(*Filter).isValid(Why))
       return usageError("invalid --" + Filter->ArgStr + " regular expression '" + *Filter + "': " + Why);
   }
-  if (FailOn != "any" && FailOn != "true" && FailOn != "false")
-    return usageError("unknown --fail-on '" + FailOn + "' (expected true, false or any)");
   if (!ResourceDir.empty())
     torch_syncfree::ToolchainPaths::get().ResourceDir = ResourceDir;
   if (StringRef(DiffRef).starts_with("-"))
@@ -405,14 +430,12 @@ int main(int argc, const char **argv) {
     if (parseLineFilter(EffectiveLineFilter, Probe))
       return usageError("invalid --line-filter (expected clang-tidy's JSON line filter)");
   }
+  return std::nullopt;
+}
 
-  if (Lsp) {
-    torch_syncfree::LspOptions Options;
-    Options.Options = [] { return makeOptionsProvider(/*LanguageServer=*/true); };
-    Options.CompileCommandsDir = CompileCommandsDir;
-    return torch_syncfree::runLspServer(std::move(Options));
-  }
-
+/// --list-checks, --dump-config, --explain-config, --verify-config, and the
+/// refusal to run with no check enabled; nullopt when the run may go on.
+std::optional<int> runConfigCommands() {
   // The configuration applies per file; the configuration commands read the
   // one of the first source, or of the current directory (as clang-tidy).
   std::string ConfigFor;
@@ -469,11 +492,20 @@ int main(int argc, const char **argv) {
                         "--allow-no-checks makes this exit 0)");
     }
   }
+  return std::nullopt;
+}
 
+/// The compilation database and the files to analyse (each with the TU parsed
+/// for it); an exit status when there is nothing to do or the input is bad.
+std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixed, Batch &B) {
+  auto &Compilations = B.Compilations;
+  auto &Files = B.Files;
+  auto &ParseFiles = B.ParseFiles;
+  auto &Interpolate = B.Interpolate;
+  const std::string &SarifRoot = B.SarifRoot;
   // Files a database does not list (headers from pre-commit, new sources) get
   // the flags clang interpolates from the closest entry, as in clangd; flags
   // after `--` apply to every file as given.
-  std::unique_ptr<torch_syncfree::SanitizedDatabase> Compilations;
   bool FromDashDash = false;
   if (!BuildPath.empty()) {
     SmallString<256> JsonPath(BuildPath);
@@ -510,10 +542,10 @@ int main(int argc, const char **argv) {
     File = std::string(Absolute);
     ListedSet.insert(File);
   }
-  bool Interpolate = !FromDashDash;
+  Interpolate = !FromDashDash;
   Compilations->setRemovedArgs(std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
 
-  std::vector<std::string> Files(Sources.begin(), Sources.end());
+  Files.assign(Sources.begin(), Sources.end());
   if (Files.empty())
     Files = Listed;
   if (!Shard.empty()) {
@@ -532,9 +564,9 @@ int main(int argc, const char **argv) {
     if (Files.empty()) {
       if (!Quiet)
         errs() << "torch-syncfree: shard " << Shard << " has no translation unit\n";
-      if (Format == "sarif")
+      if (Format == OutputFormat::Sarif)
         torch_syncfree::printSarif({}, SarifRoot, TORCH_SYNCFREE_VERSION, outs());
-      else if (Format == "json")
+      else if (Format == OutputFormat::Json)
         torch_syncfree::printJson({}, outs());
       return ExitClean;
     }
@@ -552,7 +584,7 @@ int main(int argc, const char **argv) {
     File = std::string(Absolute);
   }
   // Per requested file, the TU to parse (itself, or one that includes it).
-  std::vector<std::string> ParseFiles = Files;
+  ParseFiles = Files;
   if (Interpolate)
     for (size_t I = 0; I < Files.size(); ++I) {
       if (ListedSet.count(Files[I]))
@@ -566,28 +598,40 @@ int main(int argc, const char **argv) {
                                     : "analysed through " + Includer + ", which includes it")
                << "\n";
     }
+  return std::nullopt;
+}
 
-  auto Clock = std::chrono::steady_clock::now();
-  auto BaseFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::getRealFileSystem());
+/// Analyses every translation unit, in parallel (clang's thread pool); each
+/// unit's result lands in its slot, so the output order is the input order.
+void analyseUnits(Batch &B) {
+  auto &Compilations = B.Compilations;
+  auto &Files = B.Files;
+  auto &ParseFiles = B.ParseFiles;
+  auto &Clock = B.Clock;
+  auto &Units = B.Units;
+  auto &PchOptions = B.PchOptions;
+  auto &UserKey = B.UserKey;
+  auto &Pch = B.Pch;
+  auto &PchDirectory = B.PchDirectory;
+  auto &Selection = B.Selection;
+  auto &Results = B.Results;
+  auto &NotSelected = B.NotSelected;
+  auto &PlainRetries = B.PlainRetries;
+  auto &ShowProgress = B.ShowProgress;
+  auto &Threads = B.Threads;
+  Clock = std::chrono::steady_clock::now();
 
   // Analyse every translation unit, in parallel; results are printed in input order.
-  struct UnitResult {
-    std::unique_ptr<ClangTidyContext> Context;
-    std::vector<ClangTidyError> Findings;
-    std::string CompileError;
-    bool CannotAnalyse = false; ///< no usable compile command (CompileError says why)
-  };
-  std::vector<UnitResult> Units(Files.size());
+  Units.resize(Files.size());
   // Translation units with the same flags and leading #include block share one
   // precompiled header of that block (SharedPch.h).
-  std::unique_ptr<ClangTidyOptionsProvider> PchOptions = makeOptionsProvider();
-  std::unique_ptr<torch_syncfree::SharedPchCache> Pch;
-  std::string PchDirectory = CacheDir.empty() ? torch_syncfree::defaultCacheDirectory(BuildPath)
+  PchOptions = makeOptionsProvider();
+  PchDirectory = CacheDir.empty() ? torch_syncfree::defaultCacheDirectory(BuildPath)
                                               : std::string(CacheDir);
   // Caches hold only what this user's tool wrote (CacheAuth.h): without the
   // user's key nothing is cached, with one warning.
   std::string NoKeyWhy;
-  std::optional<torch_syncfree::CacheAuthenticator> UserKey =
+  UserKey =
       (!NoPch && !PchDirectory.empty()) || !CacheDir.empty()
           ? torch_syncfree::CacheAuthenticator::forCurrentUser(NoKeyWhy)
           : std::nullopt;
@@ -600,7 +644,6 @@ int main(int argc, const char **argv) {
   }
   // A line filter (--diff, --line-filter) drops findings in the files it does
   // not name: units that read none of them are not analysed.
-  std::unique_ptr<torch_syncfree::UnitSelection> Selection;
   if (!EffectiveLineFilter.empty()) {
     ClangTidyGlobalOptions Filter;
     if (!parseLineFilter(EffectiveLineFilter, Filter)) {
@@ -610,17 +653,14 @@ int main(int argc, const char **argv) {
       Selection = std::make_unique<torch_syncfree::UnitSelection>(std::move(Names));
     }
   }
-  std::atomic<unsigned> NotSelected{0};
-  std::atomic<unsigned> PlainRetries{0}; // units that compiled only without the shortcuts
   // The results cache is opt-in: --cache-dir given.
-  std::unique_ptr<torch_syncfree::ResultsCache> Results;
   if (!CacheDir.empty() && UserKey)
     Results = std::make_unique<torch_syncfree::ResultsCache>(CacheDir + "/results", *UserKey);
   std::atomic<unsigned> Done{0}, FindingCount{0};
   std::mutex ProgressMutex;
   bool Terminal = sys::Process::StandardErrIsDisplayed();
-  bool ShowProgress = !Quiet && Files.size() > 1;
-  unsigned Threads = Jobs ? Jobs : std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+  ShowProgress = !Quiet && Files.size() > 1;
+  Threads = Jobs ? Jobs : std::max(1u, llvm::hardware_concurrency().compute_thread_count());
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
     for (size_t I = 0; I < Files.size(); ++I)
@@ -752,8 +792,16 @@ int main(int argc, const char **argv) {
     Pool.wait();
   }
 
-  std::vector<ClangTidyError> AllFindings;
-  bool CompileFailed = false;
+}
+
+/// Compile errors, one report per finding place (conflicting fixes from two
+/// units dropped), the baseline written or applied.
+std::optional<int> postProcess(Batch &B) {
+  auto &Files = B.Files;
+  auto &Units = B.Units;
+  auto &CompileFailed = B.CompileFailed;
+  auto &Reported = B.Reported;
+  auto &Baselined = B.Baselined;
   // Per finding location: the fix the first unit wanted, and that unit.
   std::map<std::tuple<std::string, unsigned, std::string>, std::pair<std::string, std::string>> FirstSeen;
   std::set<std::tuple<std::string, unsigned, std::string>> Conflicting;
@@ -810,7 +858,6 @@ int main(int argc, const char **argv) {
         Error.Message.Fix.clear();
 
   // Baselines filter what is reported, fixed and counted.
-  std::vector<torch_syncfree::ReportedFinding> Reported;
   {
     std::vector<ClangTidyError> Flat;
     for (UnitResult &Unit : Units)
@@ -823,7 +870,6 @@ int main(int argc, const char **argv) {
     if (!Failure.empty())
       return usageError(Failure);
   }
-  unsigned Baselined = 0;
   if (!Baseline.empty()) {
     std::set<std::tuple<std::string, unsigned, std::string>> Keep;
     std::string Failure = torch_syncfree::applyBaseline(Reported, Baseline, Baselined);
@@ -840,10 +886,24 @@ int main(int argc, const char **argv) {
                                          }),
                           Unit.Findings.end());
   }
+  return std::nullopt;
+}
 
+/// Text findings (clang-tidy's printer), then JSON or SARIF on stdout; the
+/// findings of every unit end in B.AllFindings, in location order.
+void printFindings(Batch &B) {
+  auto &Units = B.Units;
+  auto &AllFindings = B.AllFindings;
+  auto &Reported = B.Reported;
+  auto &BaseFS = B.BaseFS;
+  const std::string &SarifRoot = B.SarifRoot;
+  auto ByLocation = [](const ClangTidyError &A, const ClangTidyError &B) {
+    return std::tie(A.Message.FilePath, A.Message.FileOffset) <
+           std::tie(B.Message.FilePath, B.Message.FileOffset);
+  };
   StringMap<std::unique_ptr<MemoryBuffer>> PrintedFiles; // read once per file
   for (UnitResult &Unit : Units) {
-    if (Format == "text" && !Unit.Findings.empty()) {
+    if (Format == OutputFormat::Text && !Unit.Findings.empty()) {
       // clang's snippet printer shows every line a fix-it touches (up to 16):
       // a fix around a loop printed the whole loop under its finding. The text
       // shows fixes that stay on the finding's line; the others are applied by
@@ -871,11 +931,18 @@ int main(int argc, const char **argv) {
   }
   llvm::stable_sort(AllFindings, ByLocation);
   torch_syncfree::pauseForTesting("before-report");
-  if (Format == "json")
+  if (Format == OutputFormat::Json)
     torch_syncfree::printJson(Reported, outs());
-  else if (Format == "sarif")
+  else if (Format == OutputFormat::Sarif)
     torch_syncfree::printSarif(Reported, SarifRoot, TORCH_SYNCFREE_VERSION, outs());
 
+}
+
+/// --export-fixes, then --fix (or its --dry-run diff).
+std::optional<int> exportAndFix(Batch &B) {
+  auto &Files = B.Files;
+  auto &AllFindings = B.AllFindings;
+  const std::string &SarifRoot = B.SarifRoot;
   if (!ExportFixes.empty()) {
     std::string YAML;
     raw_string_ostream OS(YAML);
@@ -891,11 +958,10 @@ int main(int argc, const char **argv) {
     }
   }
 
-  torch_syncfree::FixSummary Fixes;
   if (ApplyFixes) {
     // The diff goes to stdout only when stdout carries nothing else: JSON and
     // SARIF stay valid documents on their own.
-    raw_ostream &DiffOut = Format == "text" && ExportFixes != "-" ? outs() : errs();
+    raw_ostream &DiffOut = Format == OutputFormat::Text && ExportFixes != "-" ? outs() : errs();
     torch_syncfree::pauseForTesting("before-fixes");
     std::string Style = FormatStyleOption;
     if (!FormatStyleOption.getNumOccurrences()) {
@@ -904,15 +970,31 @@ int main(int argc, const char **argv) {
       sys::path::append(Here, "-");
       Style = makeOptionsProvider()->getOptions(Here).FormatStyle.value_or("none");
     }
-    Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs(), Style, SarifRoot);
-    errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << Fixes.Applied
-           << " fix(es) to " << Fixes.FilesChanged << " file(s)";
-    if (Fixes.Skipped)
-      errs() << ", skipped " << Fixes.Skipped;
+    B.Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs(), Style, SarifRoot);
+    errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << B.Fixes.Applied
+           << " fix(es) to " << B.Fixes.FilesChanged << " file(s)";
+    if (B.Fixes.Skipped)
+      errs() << ", skipped " << B.Fixes.Skipped;
     errs() << "\n";
   }
+  return std::nullopt;
+}
 
-  if (ShowProgress) {
+/// The closing summary on stderr: per check, per dependency class, caches, fixes, time.
+void printSummary(Batch &B) {
+  auto &Files = B.Files;
+  auto &Reported = B.Reported;
+  auto &Baselined = B.Baselined;
+  auto &Clock = B.Clock;
+  auto &Threads = B.Threads;
+  auto &Selection = B.Selection;
+  auto &NotSelected = B.NotSelected;
+  auto &Results = B.Results;
+  auto &Pch = B.Pch;
+  auto &PchDirectory = B.PchDirectory;
+  auto &PlainRetries = B.PlainRetries;
+  auto &Fixes = B.Fixes;
+  if (B.ShowProgress) {
     // The closing summary: per check, per dependency class, fixes, files, time.
     std::map<std::string, unsigned> PerCheck, PerClass;
     for (const auto &F : Reported)
@@ -967,14 +1049,71 @@ int main(int argc, const char **argv) {
              << ", skipped " << Fixes.Skipped << ", files " << (DryRun ? "that would change " : "changed ")
              << Fixes.FilesChanged << "\n";
   }
-  if (Fixes.WriteFailed)
-    return ExitUsage;
-  if (CompileFailed)
+}
+
+/// The exit status: 2 for a run that could not do its work, 1 for findings
+/// --fail-on (or --warnings-as-errors) counts, else 0.
+int exitStatus(const Batch &B) {
+  if (B.Fixes.WriteFailed || B.CompileFailed)
     return ExitUsage;
   // --warnings-as-errors findings fail the run whatever --fail-on says.
-  bool Failing = llvm::any_of(Reported, [](const torch_syncfree::ReportedFinding &F) {
-    return FailOn == "any" || F.Dependency == FailOn || F.WarningAsError;
+  bool Failing = llvm::any_of(B.Reported, [](const torch_syncfree::ReportedFinding &F) {
+    return FailOn == FailOnClass::Any || F.WarningAsError ||
+           F.Dependency == (FailOn == FailOnClass::True ? "true" : "false");
   });
   // Writing a baseline is the run's purpose: it succeeded, whatever it found.
   return Failing && WriteBaseline.empty() ? ExitFindings : ExitClean;
+}
+
+} // namespace
+
+int main(int argc, const char **argv) {
+  InitLLVM X(argc, argv);
+  cl::SetVersionPrinter([](raw_ostream &OS) {
+    OS << "torch-syncfree " << TORCH_SYNCFREE_VERSION << "\n"
+       << "  LLVM/Clang " << LLVM_VERSION_STRING << " (clang-tidy libraries)\n";
+  });
+  torch_syncfree::scrubCompilerEnvironment();
+  cl::HideUnrelatedOptions(Category);
+
+  // Everything after `--` is the compile command for the listed sources.
+  std::string FixedError;
+  std::unique_ptr<tooling::CompilationDatabase> Fixed =
+      tooling::FixedCompilationDatabase::loadFromCommandLine(argc, argv, FixedError);
+  std::string ParseErrors;
+  raw_string_ostream ParseErrorStream(ParseErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, "torch-syncfree: find and fix host-device "
+                                   "synchronisations in LibTorch code\n",
+                                   &ParseErrorStream)) {
+    // An option's value parser (`--format=xml`) prints its own one-line error.
+    if (ParseErrors.empty())
+      return ExitUsage;
+    StringRef First = StringRef(ParseErrors).split('\n').first;
+    First.consume_front(argv[0]);
+    First = First.ltrim(": ");
+    return usageError(First.empty() ? "invalid command line" : First);
+  }
+
+  Batch B;
+  if (std::optional<int> Exit = checkOptions(B.SarifRoot))
+    return *Exit;
+  if (Lsp) {
+    torch_syncfree::LspOptions Options;
+    Options.Options = [] { return makeOptionsProvider(/*LanguageServer=*/true); };
+    Options.CompileCommandsDir = CompileCommandsDir;
+    return torch_syncfree::runLspServer(std::move(Options));
+  }
+
+  if (std::optional<int> Exit = runConfigCommands())
+    return *Exit;
+  if (std::optional<int> Exit = loadInputs(std::move(Fixed), B))
+    return *Exit;
+  analyseUnits(B);
+  if (std::optional<int> Exit = postProcess(B))
+    return *Exit;
+  printFindings(B);
+  if (std::optional<int> Exit = exportAndFix(B))
+    return *Exit;
+  printSummary(B);
+  return exitStatus(B);
 }
