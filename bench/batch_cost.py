@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Batch benchmark (not a test: it prints figures and never fails on them).
 
-A generated repository of TUs that include <torch/torch.h> (per header tree), analysed:
+A generated repository of TUs (per header tree), analysed:
   torch-syncfree -p, cold      empty cache directory (the shared PCH is built in the run)
   torch-syncfree -p, warm      PCH built by an earlier run, results cache off
   torch-syncfree -p, results   --cache-dir with the results of an earlier run, tree unchanged
@@ -10,7 +10,17 @@ A generated repository of TUs that include <torch/torch.h> (per header tree), an
 each at -j1 and -j2: wall time and the peak RSS of the largest process (ours: one process;
 run-clang-tidy: one clang-tidy process on one TU; clang++: the largest, i.e. per worker).
 
-usage: bench/batch_cost.py [--tus 24] [--trees 1.13,2.11] [--jobs 1,2] [--build build]
+Layouts (--layout):
+  flat   every TU begins with `#include <torch/torch.h>` (the shape the shared PCH was
+         first built for)
+  real   the layouts users have (issue 24): sources that include their own header
+         first, found beside them ("data.h", include guard) or through -I
+         ("proj/model.h" -> "proj/common.h" -> <torch/torch.h>, #pragma once), a
+         project-wide common header, two flag groups (-DPROJ_FAST_MATH -O2 for a
+         third of the TUs) and one .cu launcher (host code, --cuda-host-only)
+
+usage: bench/batch_cost.py [--layout flat|real] [--tus 24] [--trees 1.13,2.11] [--jobs 1,2]
+                           [--build build]
 """
 import argparse
 import json
@@ -37,10 +47,86 @@ float step_{i}(torch::Tensor x, torch::Device device, std::vector<torch::Tensor>
 """
 
 
-def timed(cmd, cwd):
+BODY = """float step_{i}(torch::Tensor x, torch::Device device, std::vector<torch::Tensor> &batches) {{
+  double running = 0;
+  for (auto &b : batches) {{
+    auto y = b.to(device);
+    auto loss = (y * x).sum();
+    running += loss.item<double>();
+  }}
+  auto z = torch::zeros({{4}}).to(device);
+  return running + z.sum().item<float>();
+}}
+"""
+REAL_HEADERS = {
+    "include/proj/common.h": "#pragma once\n#include <torch/torch.h>\n#include <string>\n#include <vector>\n"
+                             "namespace proj {{ inline std::string tag() {{ return \"proj\"; }} }}\n",
+    "include/proj/model.h": "#pragma once\n#include \"common.h\"\n"
+                            "struct ProjNet : torch::nn::Module {{\n"
+                            "  ProjNet() : fc(register_module(\"fc\", torch::nn::Linear(8, 2))) {{}}\n"
+                            "  torch::Tensor forward(torch::Tensor x) {{ return fc(x); }}\n"
+                            "  torch::nn::Linear fc;\n}};\n",
+    "src/data/data.h": "#ifndef PROJ_DATA_H\n#define PROJ_DATA_H\n#include <torch/torch.h>\n#include <vector>\n"
+                       "std::vector<torch::Tensor> make_batches(int n);\n#endif\n",
+}
+CU = """#include <torch/torch.h>
+#include <cuda_runtime.h>
+float launch_{i}(torch::Tensor x) {{
+  auto y = x.cuda();
+  cudaDeviceSynchronize();
+  return y.sum().item<float>();
+}}
+"""
+
+
+def make_real_repo(repo, flags, tus):
+    """A project in the layouts users have; returns its compile commands."""
+    for name, text in REAL_HEADERS.items():
+        path = os.path.join(repo, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").write(text.format())
+    commands = []
+    shapes = [("src/models/net{i}.cpp", '#include "proj/model.h"\n'),
+              ("src/data/loader{i}.cpp", '#include "data.h"\n'),
+              ("src/train/step{i}.cpp", '#include "proj/common.h"\n')]
+    for i in range(tus - 1):
+        rel, include = shapes[i % 3]
+        path = os.path.join(repo, rel.format(i=i))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").write(include + "#include <cstdio>\n" + BODY.format(i=i))
+        group = ["-DPROJ_FAST_MATH=1", "-O2"] if i % 3 == 2 else ["-O0"]
+        commands.append({"directory": os.path.join(repo, "build"), "file": path,
+                         "arguments": ["clang++"] + flags + group + ["-I" + os.path.join(repo, "include"),
+                                                                      "-c", path, "-o", path + ".o"]})
+    cu = os.path.join(repo, "src", "kernels", "launch.cu")
+    os.makedirs(os.path.dirname(cu), exist_ok=True)
+    open(cu, "w").write(CU.format(i=0))
+    commands.append({"directory": os.path.join(repo, "build"), "file": cu,
+                     "arguments": ["clang++", "-x", "cuda", "--cuda-host-only", "-Wno-unknown-cuda-version",
+                                   "--cuda-path=/usr/local/cuda", "-isystem", "/usr/local/cuda/include/cccl"]
+                     + flags + ["-c", cu, "-o", cu + ".o"]})
+    os.makedirs(os.path.join(repo, "build"), exist_ok=True)
+    return commands
+
+
+def syntax_args(command):
+    """A compile command's arguments for `clang++-22 -fsyntax-only` (no -c, -o)."""
+    args, skip = [], False
+    for a in command["arguments"][1:]:
+        if skip:
+            skip = False
+        elif a == "-o":
+            skip = True
+        elif a != "-c":
+            args.append(a)
+    return args
+
+
+def timed(cmd, cwd, stderr_path=None):
     """Wall seconds, and the peak RSS (MiB) of the process itself (wait4)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    err = open(stderr_path, "w") if stderr_path else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
@@ -62,6 +148,7 @@ def trees(build):
 
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--layout", choices=("flat", "real"), default="flat")
     parser.add_argument("--tus", type=int, default=24)
     parser.add_argument("--trees", default="1.13,2.11")
     parser.add_argument("--jobs", default="1,2")
@@ -85,17 +172,26 @@ def main():
             repo = os.path.join(work, name)
             os.makedirs(repo)
             commands = []
-            for i in range(args.tus):
+            if args.layout == "real":
+                commands = make_real_repo(repo, flags, args.tus)
+            for i in range(args.tus if args.layout == "flat" else 0):
                 path = os.path.join(repo, "tu%d.cpp" % i)
                 open(path, "w").write(TU.format(i=i))
                 commands.append({"directory": repo, "file": path,
                                  "arguments": ["clang++"] + flags + ["-c", path, "-o", path + ".o"]})
             json.dump(commands, open(os.path.join(repo, "compile_commands.json"), "w"))
+
             for jobs in [int(j) for j in args.jobs.split(",")]:
                 cache = os.path.join(work, "cache-%s-%d" % (name, jobs))
                 ours = [tool, "-p", repo, "--quiet", "-j", str(jobs), "--cache-dir", cache]
                 shutil.rmtree(cache, ignore_errors=True)
-                cold = timed(ours, repo)          # builds the PCH, fills the results
+                # Cold: builds the PCH, fills the results; its summary (no --quiet) says how
+                # many units the shared PCH served, and why not the others.
+                log = os.path.join(work, "cold-%s-%d.log" % (name, jobs))
+                cold = timed([a for a in ours if a != "--quiet"], repo, log)
+                for line in open(log).read().splitlines():
+                    if "shared PCH" in line:
+                        print("%s -j%d cold:%s" % (name, jobs, line))
                 results = timed(ours, repo)       # every result reused
                 shutil.rmtree(os.path.join(cache, "results"))
                 # warm: the PCH of the cold run, no results cache (--cache-dir turns the
@@ -116,15 +212,16 @@ def main():
                 while pending or procs:
                     while pending and len(procs) < jobs:
                         c = pending.pop(0)
-                        procs.append(subprocess.Popen(["clang++-22", "-fsyntax-only"] + flags +
-                                                      [c["file"]]))
+                        procs.append(subprocess.Popen(["clang++-22", "-fsyntax-only"] + syntax_args(c),
+                                                      cwd=c["directory"], stderr=subprocess.DEVNULL))
                     pid, status, usage = os.wait4(-1, 0)
                     peak = max(peak, usage.ru_maxrss / 1024.0)
                     procs = [p for p in procs if p.pid != pid]
                 syntax = (time.perf_counter() - start, peak)
                 rows.append((name, args.tus, jobs, cold, warm, results, tidy, syntax))
-        print("%d TUs per tree, each `#include <torch/torch.h>`; wall time / peak RSS of the "
-              "largest process" % args.tus)
+        print("%d TUs per tree, %s; wall time / peak RSS of the largest process" % (
+            args.tus, "each `#include <torch/torch.h>`" if args.layout == "flat" else
+            "real layout (own header first, -I headers, two flag groups, one .cu)"))
         print("| LibTorch | -j | ours cold | ours warm PCH | ours results cache | run-clang-tidy "
               "| clang++ -fsyntax-only | warm vs run-clang-tidy | cold vs run-clang-tidy "
               "| results vs cold |")

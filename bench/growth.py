@@ -8,8 +8,12 @@ Cases (n = 1k, 10k, 100k by default):
   ifs    n/2 `if (...) x = x.cuda(); else x = x.cpu();` reassigning one variable
   sum    a sum of n tensor terms
 
+LSP framing (issue 23; --lsp-sizes in KiB, 0 to skip): the language server reads
+one message of that size whose JSON is full of "Content-Length:" (in strings, and bare
+in a second, invalid message), then `exit`; time per KiB must stay flat (linear).
+
 usage: bench/growth.py [--sizes 1000,10000,100000] [--cases chain,ifs,sum] [--build build]
-                      [--timeout 600]
+                      [--timeout 600] [--lsp-sizes 100,330,1000]
 """
 import argparse
 import os
@@ -55,6 +59,7 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--timeout", type=int, default=600)
     parser.add_argument("--cases", default="chain,ifs,sum")
+    parser.add_argument("--lsp-sizes", default="100,330,1000")
     args = parser.parse_args()
     tool = os.path.join(args.build, "bin", "torch-syncfree")
     flags = ["-std=c++17", "-isystem", MOCK, "-fbracket-depth=1000000"]
@@ -75,6 +80,35 @@ def main():
                     case, n, "%.2f" % clang if clang else "-", "%.2f" % ours if ours else "-",
                     ratio, note))
                 sys.stdout.flush()
+    lsp_framing(tool, [int(k) for k in args.lsp_sizes.split(",") if int(k) > 0], args.timeout)
+
+
+def frame(body):
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def lsp_framing(tool, sizes_kib, timeout):
+    if not sizes_kib:
+        return
+    print("\n%-8s %8s %10s %12s" % ("framing", "KiB", "server s", "ms per KiB"))
+    for kind in ("string", "bare"):
+        for kib in sizes_kib:
+            pad = b"Content-Length: 12 " * (kib * 1024 // 19)
+            body = (b'{"jsonrpc":"2.0","method":"bench/pad","params":{"pad":"' + pad + b'"}}'
+                    if kind == "string" else b'{"jsonrpc":"2.0","method":"bench/pad","params":' + pad + b"}")
+            data = frame(body) + frame(b'{"jsonrpc":"2.0","method":"exit"}')
+            with tempfile.NamedTemporaryFile() as f:
+                f.write(data)
+                f.flush()
+                start = time.perf_counter()
+                try:
+                    subprocess.run([tool, "--lsp"], stdin=open(f.name, "rb"), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=timeout)
+                    elapsed = time.perf_counter() - start
+                    print("%-8s %8d %10.2f %12.3f" % (kind, kib, elapsed, 1000 * elapsed / kib))
+                except subprocess.TimeoutExpired:
+                    print("%-8s %8d %10s %12s" % (kind, kib, "timeout", "-"))
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -125,19 +125,19 @@ public:
       if (Buffer.size() >= BodyStart + *Length) {
         Message = parseJson(StringRef(Buffer).substr(BodyStart, *Length), ParseError);
         if (Message) {
-          Buffer.erase(0, BodyStart + *Length);
+          consume(BodyStart + *Length);
           return true;
         }
         // A wrong length: too large (the body runs into the next frame) or
         // too small (the body is cut). Resume at the next frame either way.
         size_t Cut = splitPoint(BodyStart, BodyStart + *Length);
         if (Cut != std::string::npos) {
-          Buffer.erase(0, Cut);
+          consume(Cut);
           ParseError.clear();
           Error = "Content-Length larger than the message";
           return true;
         }
-        Buffer.erase(0, BodyStart + *Length);
+        consume(BodyStart + *Length);
         // Invalid JSON: answered as a parse error. What a too-small length
         // left behind is skipped with the next header (see above).
         return true;
@@ -147,7 +147,7 @@ public:
       // would deadlock with a client that waits for the answer.
       size_t Cut = splitPoint(BodyStart, Buffer.size());
       if (Cut != std::string::npos) {
-        Buffer.erase(0, Cut);
+        consume(Cut);
         Error = "Content-Length larger than the message";
         return true;
       }
@@ -202,17 +202,63 @@ private:
     size_t At = StringRef(Buffer).find_insensitive("content-length:", From);
     return At == StringRef::npos ? std::string::npos : At;
   }
-  /// A header in [From, To) that a complete JSON body ends right before.
-  size_t splitPoint(size_t From, size_t To) const {
-    for (size_t At = findHeader(From); At != std::string::npos && At < To; At = findHeader(At + 1))
-      if (isJson(StringRef(Buffer).slice(From, At)))
-        return At;
-    return std::string::npos;
+  /// A header in [From, To) that a complete JSON body ends right before: the
+  /// body's first JSON value ends, blanks follow, then "Content-Length:".
+  /// Linear overall: the end of the value is found by one scan that resumes
+  /// where the last call stopped (trying each header with a JSON parse was
+  /// cubic: a 330 KB message of headers blocked the server for 54 s).
+  size_t splitPoint(size_t From, size_t To) {
+    if (Scan.From != From)
+      Scan = BodyScan{From, From};
+    for (; Scan.Pos < To && Scan.End == std::string::npos; ++Scan.Pos) {
+      char C = Buffer[Scan.Pos];
+      if (Scan.InString) {
+        if (Scan.Escaped)
+          Scan.Escaped = false;
+        else if (C == '\\')
+          Scan.Escaped = true;
+        else if (C == '"')
+          Scan.InString = false;
+      } else if (C == '"') {
+        Scan.InString = true;
+      } else if (C == '{' || C == '[') {
+        ++Scan.Depth;
+      } else if (C == '}' || C == ']') {
+        if (--Scan.Depth == 0)
+          Scan.End = Scan.Pos + 1;
+        else if (Scan.Depth < 0)
+          Scan.Pos = To; // not a JSON object or array: no split
+      } else if (Scan.Depth == 0 && !isspace(static_cast<unsigned char>(C))) {
+        Scan.Depth = -1, Scan.Pos = To; // a body that does not start with { or [
+      }
+    }
+    if (Scan.End == std::string::npos)
+      return std::string::npos;
+    size_t At = Scan.End;
+    while (At < To && isspace(static_cast<unsigned char>(Buffer[At])))
+      ++At;
+    if (At >= To || !StringRef(Buffer).substr(At).starts_with_insensitive("content-length:") ||
+        !isJson(StringRef(Buffer).slice(From, At)))
+      return std::string::npos;
+    return At;
+  }
+  /// Drops the first N bytes; the body scan restarts with the next body.
+  void consume(size_t N) {
+    Buffer.erase(0, N);
+    Scan = BodyScan{};
   }
   void resync(size_t From) {
     size_t Next = findHeader(From);
-    Buffer.erase(0, Next == std::string::npos ? Buffer.size() : Next);
+    consume(Next == std::string::npos ? Buffer.size() : Next);
   }
+  /// Where splitPoint's scan of the current body stands (reset when the body
+  /// start moves: every erase of the buffer moves it to another frame).
+  struct BodyScan {
+    size_t From = std::string::npos, Pos = 0;
+    int Depth = 0;
+    bool InString = false, Escaped = false;
+    size_t End = std::string::npos;
+  } Scan;
   bool fill() {
     char Chunk[65536];
     while (true) {

@@ -26,6 +26,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/InitLLVM.h"
@@ -37,6 +38,7 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 #include <atomic>
+#include <csignal>
 #include <mutex>
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -375,6 +377,7 @@ struct Batch {
   std::atomic<unsigned> PlainRetries{0}; ///< units that compiled only without the shortcuts
   bool ShowProgress = false;
   unsigned Threads = 1;
+  std::atomic<unsigned> Crashed{0}; ///< units whose analysis crashed (recovered)
   // Post-processing and output.
   std::vector<ClangTidyError> AllFindings;
   std::vector<torch_syncfree::ReportedFinding> Reported;
@@ -663,8 +666,7 @@ void analyseUnits(Batch &B) {
   Threads = Jobs ? Jobs : std::max(1u, llvm::hardware_concurrency().compute_thread_count());
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
-    for (size_t I = 0; I < Files.size(); ++I)
-      Pool.async([&, I] {
+    auto AnalyseUnit = [&](size_t I) {
         UnitResult &Unit = Units[I];
         Unit.Context = std::make_unique<ClangTidyContext>(makeOptionsProvider());
         // A command that cannot be used (its directory is gone, a response file
@@ -788,6 +790,24 @@ void analyseUnits(Batch &B) {
             errs() << "torch-syncfree: [" << Finished << "/" << Files.size() << "] " << Files[I]
                    << ": " << counted(Unit.Findings.size(), "finding") << "\n";
         }
+      };
+    for (size_t I = 0; I < Files.size(); ++I)
+      Pool.async([&, I] {
+        // A crash, stack overflow or fatal error inside clang or a check ends
+        // this unit only (clang's crash recovery, as libclang and clangd use
+        // it): the unit reports it as its error and the run goes on.
+        CrashRecoveryContext Recovery;
+        if (Recovery.RunSafely([&] { AnalyseUnit(I); }))
+          return;
+        UnitResult &Unit = Units[I];
+        ++B.Crashed;
+        Unit.Findings.clear();
+        Unit.CannotAnalyse = true;
+        int Signal = Recovery.RetCode > 128 ? Recovery.RetCode - 128 : 0;
+        Unit.CompileError = Signal == SIGABRT || Signal == 0
+                                ? "clang stopped with a fatal error while analysing it"
+                                : "clang crashed while analysing it (signal " + std::to_string(Signal) + ")";
+        ++Done;
       });
     Pool.wait();
   }
@@ -1075,6 +1095,9 @@ int main(int argc, const char **argv) {
   });
   torch_syncfree::scrubCompilerEnvironment();
   cl::HideUnrelatedOptions(Category);
+  // Signal handlers that turn a crash on a worker thread into that unit's error
+  // (analyseUnits); without a recovery context on the thread, crashes behave as before.
+  CrashRecoveryContext::Enable();
 
   // Everything after `--` is the compile command for the listed sources.
   std::string FixedError;
@@ -1115,5 +1138,13 @@ int main(int argc, const char **argv) {
   if (std::optional<int> Exit = exportAndFix(B))
     return *Exit;
   printSummary(B);
+  if (B.Crashed) {
+    // A recovered crash skipped its frames' destructors: objects it left
+    // registered with LLVM's globals (timers, say) must not be torn down.
+    // Exit as clang does after a recovered cc1 crash: without cleanup.
+    outs().flush();
+    errs().flush();
+    sys::Process::Exit(exitStatus(B), /*NoCleanup=*/true);
+  }
   return exitStatus(B);
 }

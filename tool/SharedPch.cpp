@@ -29,15 +29,16 @@ namespace torch_syncfree {
 // preprocessor directive, and only this narrow shape qualifies anyway.
 /// The leading #include block of Text (a main file, or with InHeader a project
 /// header it includes first), appended to Block. A quoted include is followed
-/// into the file beside its includer, whose own leading block continues the
+/// into the file clang would open: beside its includer, else in the -iquote,
+/// then the -I directories (\p QuoteDirs, in order); its own leading block continues the
 /// PCH's (the common layout: `model.cpp` includes "model.h" first, which
 /// includes <torch/torch.h>); the block ends there, since what follows is the
 /// project's own code. In a header, `#pragma once` or an include guard
 /// (`#ifndef X` + `#define X`) may come first: a guard macro is the only
 /// definition before the shared headers, and no library tests a project's
 /// guard name. Returns false when Text holds nothing to share.
-static void appendLeadingIncludes(StringRef Text, StringRef FileDir, bool InHeader, unsigned Depth,
-                                  std::string &Block) {
+static void appendLeadingIncludes(StringRef Text, StringRef FileDir, ArrayRef<std::string> QuoteDirs,
+                                  bool InHeader, unsigned Depth, std::string &Block) {
   size_t I = 0, N = Text.size();
   auto SkipBlank = [&](bool Newlines) {
     while (I < N) {
@@ -108,26 +109,63 @@ static void appendLeadingIncludes(StringRef Text, StringRef FileDir, bool InHead
       break;
     }
     if (CloseChar == '"') {
-      // A project header beside its includer: its own leading block, then stop.
-      SmallString<256> Header(FileDir);
-      path::append(Header, Name);
-      if (Depth >= 4 || FileDir.empty() || !fs::is_regular_file(Header))
+      // A project header (beside its includer, or on the quote and -I search
+      // path): its own leading block, then stop.
+      SmallString<256> Header;
+      if (Depth < 4 && !path::is_absolute(Name))
+        for (size_t D = 0; D <= QuoteDirs.size() && Header.empty(); ++D) {
+          SmallString<256> Candidate(D == 0 ? FileDir : StringRef(QuoteDirs[D - 1]));
+          if (Candidate.empty())
+            continue;
+          path::append(Candidate, Name);
+          if (fs::is_regular_file(Candidate))
+            Header = Candidate;
+        }
+      if (Header.empty())
         break;
       if (auto Buffer = llvm::MemoryBuffer::getFile(Header))
-        appendLeadingIncludes((*Buffer)->getBuffer(), path::parent_path(Header), /*InHeader=*/true,
-                              Depth + 1, Block);
+        appendLeadingIncludes((*Buffer)->getBuffer(), path::parent_path(Header), QuoteDirs,
+                              /*InHeader=*/true, Depth + 1, Block);
       break;
     }
     Block += "#include <" + Name.str() + ">\n";
   }
 }
 
-std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir) {
+std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir,
+                                               ArrayRef<std::string> QuoteDirs) {
   std::string Block;
-  appendLeadingIncludes(Text, FileDir, /*InHeader=*/false, 0, Block);
+  appendLeadingIncludes(Text, FileDir, QuoteDirs, /*InHeader=*/false, 0, Block);
   if (Block.empty())
     return std::nullopt;
   return Block;
+}
+
+std::vector<std::string> quoteSearchDirs(const CompileCommand &Command) {
+  std::vector<std::string> Quote, Angled;
+  const std::vector<std::string> &Args = Command.CommandLine;
+  for (size_t I = 1; I < Args.size(); ++I) {
+    StringRef Arg = Args[I];
+    std::vector<std::string> *Into = nullptr;
+    StringRef Dir;
+    for (auto [Flag, List] : {std::pair<StringRef, std::vector<std::string> *>{"-iquote", &Quote},
+                              {"-I", &Angled}})
+      if (Arg == Flag && I + 1 < Args.size())
+        Into = List, Dir = Args[++I];
+      else if (Arg.starts_with(Flag) && Arg.size() > Flag.size())
+        Into = List, Dir = Arg.drop_front(Flag.size());
+    if (!Into || Dir.empty())
+      continue;
+    SmallString<256> Absolute(Dir);
+    if (!path::is_absolute(Absolute)) {
+      Absolute = Command.Directory;
+      path::append(Absolute, Dir);
+    }
+    path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+    Into->push_back(std::string(Absolute));
+  }
+  Quote.insert(Quote.end(), Angled.begin(), Angled.end());
+  return Quote;
 }
 
 std::string defaultCacheDirectory(StringRef BuildPath) {
@@ -374,16 +412,16 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
     auto Text = llvm::MemoryBuffer::getFile(File);
     if (!Text)
       continue;
-    std::optional<std::string> Block =
-        leadingIncludeBlock((*Text)->getBuffer(), path::parent_path(File));
     std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
-    if (!Block) {
-      ++Counts.NotShared["no #include block to share at the top (a macro or code before the "
-                         "includes, or a quoted include not found beside the file)"];
-      continue;
-    }
     if (!Command)
       continue;
+    std::optional<std::string> Block = leadingIncludeBlock((*Text)->getBuffer(), path::parent_path(File),
+                                                           quoteSearchDirs(*Command));
+    if (!Block) {
+      ++Counts.NotShared["no #include block to share at the top (a macro or code before the "
+                         "includes, or a quoted include not found on the quote or -I path)"];
+      continue;
+    }
     Blocks.push_back(std::move(*Block));
     Candidate C{File, *Command, {}};
     StringRef(Blocks.back()).split(C.Lines, '\n', -1, /*KeepEmpty=*/false);

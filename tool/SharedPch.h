@@ -29,7 +29,15 @@ namespace torch_syncfree {
 /// The main file's leading block of #include directives, as the text of a
 /// header that includes the same files in the same order (quoted includes
 /// made absolute); nullopt when there is none or it cannot be shared.
-std::optional<std::string> leadingIncludeBlock(llvm::StringRef Text, llvm::StringRef FileDir);
+/// QuoteDirs: where a quoted include not beside its includer is looked for
+/// (quoteSearchDirs()).
+std::optional<std::string> leadingIncludeBlock(llvm::StringRef Text, llvm::StringRef FileDir,
+                                               llvm::ArrayRef<std::string> QuoteDirs = {});
+
+/// The directories clang searches for `#include "..."` after the includer's
+/// own: -iquote, then -I, in command-line order, made absolute against the
+/// command's directory.
+std::vector<std::string> quoteSearchDirs(const clang::tooling::CompileCommand &Command);
 
 class SharedPchCache {
 public:

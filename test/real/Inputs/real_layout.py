@@ -1,6 +1,7 @@
 """A project laid out as real ones are (issue 24): sources include their own
-header first ("model.h" with #pragma once, "data.h" with an include guard), the
-headers include LibTorch; one source defines a macro first. The shared PCH
+header first ("model.h" with #pragma once, "data.h" with an include guard,
+"loss.h" found through -I include), the headers include LibTorch; one source
+defines a macro first. The shared PCH
 must apply to the first two (through their headers), say why not for the
 third, and change nothing: findings, exit codes and --fix results identical
 to --no-pch. Prints what it compared and the summary's PCH lines.
@@ -31,6 +32,9 @@ FILES = {
                 "    auto b = torch::randn({4, 8}, torch::kCUDA);\n"
                 "    std::printf(\"%f\\n\", b.sum().item<float>());\n    out.push_back(b);\n  }\n"
                 "  return out;\n}\n",
+    "include/loss.h": "#pragma once\n#include <torch/torch.h>\n\ndouble total_loss(torch::Tensor t);\n",
+    "loss.cpp": "#include \"loss.h\"\n\ndouble total_loss(torch::Tensor t) {\n  double sum = 0;\n"
+                "  for (int i = 0; i < 3; ++i)\n    sum += t.cuda().sum().item<double>();\n  return sum;\n}\n",
     "train.cpp": "#define TRAIN_VERBOSE 1\n#include \"model.h\"\n#include \"data.h\"\n#include <cstdio>\n\n"
                  "int main() {\n  Net net;\n  net.to(torch::kCUDA);\n  double sum = 0;\n"
                  "  for (auto &b : make_batches(3))\n    sum += net.forward(b).sum().item<double>();\n"
@@ -42,10 +46,11 @@ def make_repo(root):
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
     for name, text in FILES.items():
+        os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
         open(os.path.join(root, name), "w").write(text)
     sources = sorted(n for n in FILES if n.endswith(".cpp"))
     json.dump([{"directory": root, "file": os.path.join(root, n),
-                "arguments": ["clang++"] + flags + ["-c", os.path.join(root, n)]} for n in sources],
+                "arguments": ["clang++"] + flags + ["-Iinclude", "-c", os.path.join(root, n)]} for n in sources],
               open(os.path.join(root, "compile_commands.json"), "w"))
     return root
 
