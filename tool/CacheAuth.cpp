@@ -1,4 +1,5 @@
 #include "CacheAuth.h"
+#include <vector>
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -38,6 +39,31 @@ bool readKey(const std::string &Path, unsigned char *Key, std::string &Why) {
   return Ok;
 }
 } // namespace
+
+std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::StringRef> Subdirs) {
+  std::vector<std::string> Paths{Dir.str()};
+  for (llvm::StringRef Sub : Subdirs)
+    Paths.push_back((Dir + "/" + Sub).str());
+  for (const std::string &Path : Paths) {
+    struct stat Status;
+    if (::lstat(Path.c_str(), &Status) != 0) {
+      if (std::error_code EC = llvm::sys::fs::create_directories(Path, /*IgnoreExisting=*/true,
+                                                                 llvm::sys::fs::perms::owner_all))
+        return "cannot create " + Path + ": " + EC.message();
+      if (::lstat(Path.c_str(), &Status) != 0)
+        return "cannot create " + Path;
+    }
+    if (S_ISLNK(Status.st_mode))
+      return Path + " is a symbolic link (a cache directory is never followed through one)";
+    if (!S_ISDIR(Status.st_mode))
+      return Path + " is not a directory";
+    if (Status.st_uid != ::getuid())
+      return Path + " belongs to another user";
+    if (Status.st_mode & (S_IWGRP | S_IWOTH))
+      return Path + " is writable by other users";
+  }
+  return "";
+}
 
 std::optional<CacheAuthenticator> CacheAuthenticator::forCurrentUser(std::string &Why) {
   std::string Dir = configDirectory();

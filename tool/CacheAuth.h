@@ -8,6 +8,7 @@
 #ifndef TORCH_SYNCFREE_CACHE_AUTH_H
 #define TORCH_SYNCFREE_CACHE_AUTH_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
@@ -32,6 +33,13 @@ private:
   std::string mac(llvm::StringRef Text) const;
   unsigned char Key[32];
 };
+
+/// Makes Dir and its Subdirs (created 0700 when missing) ready for caching:
+/// each must be a real directory (not a symbolic link: a repository can commit
+/// `build/.torch-syncfree-cache` as a link to anywhere), owned by this user and
+/// not writable by others. "" when ready, else why not (caches are then off,
+/// with one warning).
+std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::StringRef> Subdirs);
 
 /// The BLAKE3 digest of a file's bytes, hex; "" when it cannot be read.
 std::string fileDigest(llvm::StringRef Path);

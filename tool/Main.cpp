@@ -638,6 +638,18 @@ void analyseUnits(Batch &B) {
       (!NoPch && !PchDirectory.empty()) || !CacheDir.empty()
           ? torch_syncfree::CacheAuthenticator::forCurrentUser(NoKeyWhy)
           : std::nullopt;
+  if (UserKey && !PchDirectory.empty()) {
+    // A cache directory that is a link, another user's or writable by others
+    // is not used (docs/design.md, threat model).
+    std::vector<StringRef> Subdirs;
+    if (!NoPch)
+      Subdirs.push_back("pch");
+    if (!CacheDir.empty())
+      Subdirs.push_back("results");
+    NoKeyWhy = torch_syncfree::prepareCacheDirectory(PchDirectory, Subdirs);
+    if (!NoKeyWhy.empty())
+      UserKey.reset();
+  }
   if (!UserKey && !NoKeyWhy.empty())
     errs() << "torch-syncfree: warning: caches off: " << NoKeyWhy << "\n";
   if (!NoPch && !PchDirectory.empty() && UserKey) {

@@ -262,6 +262,7 @@ void ResultsCache::store(StringRef Key, const std::vector<ClangTidyError> &Error
     llvm::raw_string_ostream(Entry)
         << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
     OS << Auth.sign(Entry);
+    OS.close(); // a write that fails at the final flush (a full disk) is an error here, not a fatal one later
     if (OS.has_error()) {
       OS.clear_error();
       fs::remove(Temp);

@@ -331,6 +331,7 @@ bool writeAtomically(const std::string &Target, StringRef Bytes) {
     if (EC)
       return false;
     OS << Bytes;
+    OS.close(); // a write that fails at the final flush (a full disk) is an error here, not a fatal one later
     if (OS.has_error()) {
       OS.clear_error();
       fs::remove(Temp);
