@@ -176,6 +176,24 @@ struct ContainerStore {
   bool InConstructor = false; ///< a field's store in a constructor of its class
 };
 
+/// What a field is initialised with when an object is built: its default
+/// member initialiser (it runs in every constructor that does not name the
+/// field) and the written initialisers of the constructors defined here.
+static std::vector<const Expr *> fieldInitialisers(const FieldDecl *Field) {
+  std::vector<const Expr *> Inits;
+  if (const Expr *Init = Field->getInClassInitializer())
+    Inits.push_back(Init);
+  for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
+    const FunctionDecl *Definition = nullptr;
+    if (!Ctor->hasBody(Definition))
+      continue;
+    for (const CXXCtorInitializer *Init : cast<CXXConstructorDecl>(Definition)->inits())
+      if (Init->getMember() == Field && Init->isWritten())
+        Inits.push_back(Init->getInit());
+  }
+  return Inits;
+}
+
 /// The stores of `c = x.split(n)` (views of one tensor, pinned as it is) from a
 /// container's initialiser; false when the initialiser makes other contents.
 static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstructor,
@@ -218,17 +236,9 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
       return std::nullopt;
   } else {
     // A field: its default member initialiser and the constructors' initialisers.
-    if (const Expr *Init = Field->getInClassInitializer(); Init && !initialStores(Init, Init, true, Stores))
-      return std::nullopt;
-    for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
-      const FunctionDecl *Definition = nullptr;
-      if (!Ctor->hasBody(Definition))
-        continue;
-      for (const CXXCtorInitializer *Init : cast<CXXConstructorDecl>(Definition)->inits())
-        if (Init->getMember() == Field && Init->isWritten() &&
-            !initialStores(Init->getInit(), Init->getInit(), true, Stores))
-          return std::nullopt;
-    }
+    for (const Expr *Init : fieldInitialisers(Field))
+      if (!initialStores(Init, Init, true, Stores))
+        return std::nullopt;
   }
   auto InCtor = [&](const Stmt *S) { return Field && inConstructorOf(Ctx, S, Field); };
   for (const Expr *Use : *Uses) {
@@ -465,17 +475,8 @@ static std::optional<FieldStores> tensorFieldStores(TranslationUnitAnalysis &TU,
   if (!Uses)
     return std::nullopt;
   FieldStores Result;
-  // A default member initialiser runs in every constructor that does not name the field.
-  if (const Expr *Init = Field->getInClassInitializer())
+  for (const Expr *Init : fieldInitialisers(Field))
     Result.Stores.push_back({Init, Init, true});
-  for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
-    const FunctionDecl *Definition = nullptr;
-    if (!Ctor->hasBody(Definition))
-      continue;
-    for (const CXXCtorInitializer *Init : cast<CXXConstructorDecl>(Definition)->inits())
-      if (Init->getMember() == Field && Init->isWritten())
-        Result.Stores.push_back({Init->getInit(), Init->getInit(), true});
-  }
   for (const Expr *Use : *Uses) {
     if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(consumerOf(Ctx, Use));
         Assign && Assign->getOperator() == OO_Equal && Assign->getNumArgs() == 2 &&
