@@ -138,3 +138,39 @@ public:
 private:
   std::vector<torch::Tensor> rows_;
 };
+
+// Already pinned where the constructor stores it, and copied asynchronously:
+// nothing to report. A copy to the CPU is no host-to-device copy either.
+class AlreadyPinned {
+public:
+  AlreadyPinned() : data_(torch::randn({8, 8}).pin_memory()) {}
+  double epoch() {
+    double total = 0;
+    for (int i = 0; i < 4; ++i) {
+      total += data_.to(torch::kCUDA, true).sum().item<double>();
+      total += data_.to(torch::kCPU).sum().item<double>();
+    }
+    return total;
+  }
+
+private:
+  torch::Tensor data_;
+};
+
+// A store spelled by a macro: the copy is reported, but the macro's expansion is
+// never rewritten, so no pinning fix is offered.
+#define MAKE_BATCH torch::randn({8, 8})
+class MacroStored {
+public:
+  MacroStored() { rows_.push_back(MAKE_BATCH); }
+  double epoch() {
+    double total = 0;
+    for (const auto &r : rows_)
+      total += r.to(torch::kCUDA, true).sum().item<double>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: a copy from pageable host memory cannot overlap with the GPU{{.*}}; where it is made anew every step (a loader batch), copy it into a pinned staging buffer {{.*}}[torch-sync-pageable-copy]
+    return total;
+  }
+
+private:
+  std::vector<torch::Tensor> rows_;
+};
