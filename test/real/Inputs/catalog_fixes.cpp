@@ -74,3 +74,28 @@ float coalesced_floating() {
   // CHECK-FIXES: float spread = static_cast<float>(host_values.data_ptr<double>()[1]);
   return mean + spread;
 }
+
+// Issue 25: a field of the program's own class, stored only by its constructor,
+// is pinned there; the copy in the method's loop becomes non_blocking.
+class FieldBatches {
+public:
+  FieldBatches() {
+    for (int b = 0; b < 4; ++b)
+      inputs_.push_back(torch::randn({8, 8}));
+    // CHECK-FIXES: inputs_.push_back(torch::randn({8, 8}).pin_memory());
+  }
+  double epoch() {
+    double total = 0;
+    for (auto &x : inputs_) {
+      auto on_gpu = x.to(torch::kCUDA);
+      // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}so pin the elements of `inputs_` where they are stored (once, in the constructor; they are only read) [torch-sync-host-to-device]
+      // CHECK-FIXES: auto on_gpu = x.to(torch::kCUDA, /*non_blocking=*/true);
+      total += on_gpu.sum().item<double>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `total` accumulates `item()` every iteration{{.*}}[torch-sync-deferred-accumulate]
+    }
+    return total;
+  }
+
+private:
+  std::vector<torch::Tensor> inputs_;
+};
