@@ -1,6 +1,7 @@
 #include "SyncCheck.h"
 #include <map>
 
+#include "FindingFacts.h"
 #include "TorchApi.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -40,13 +41,6 @@ std::string formatMessage(const Finding &F) {
   else if (!F.Remedy.empty())
     Message += "; " + F.Remedy;
   return Message;
-}
-
-std::optional<Dependency> dependencyFromMessage(StringRef Message) {
-  for (Dependency D : {Dependency::False, Dependency::True, Dependency::Intentional})
-    if (Message.contains(std::string("; ") + dependencyLabel(D) + ": "))
-      return D;
-  return std::nullopt;
 }
 
 std::string tensorPhrase(Placement P) {
@@ -99,6 +93,7 @@ void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint>
   if (F.Use.IntervalLine && !ReportIntervalReads)
     return;
   auto Diag = diag(Loc, "%0") << formatMessage(F);
+  attachFacts(Diag, FindingFacts{F.Use.Kind, F.Use.LoopLine});
   if (FixesEnabled)
     for (const FixItHint &Fix : Fixes)
       Diag << Fix;

@@ -25,8 +25,6 @@ struct Finding {
 /// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N | under the
 /// log interval `<condition>` at line N)][; <remedy>]".
 std::string formatMessage(const Finding &F);
-/// Recovers the dependency class from a message made by formatMessage.
-std::optional<Dependency> dependencyFromMessage(llvm::StringRef Message);
 
 /// "a GPU tensor" / "a tensor that may be on the GPU".
 std::string tensorPhrase(Placement P);

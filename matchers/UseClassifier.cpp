@@ -28,6 +28,13 @@ const char *dependencyName(Dependency D) {
   return "true";
 }
 
+std::optional<Dependency> dependencyNamed(llvm::StringRef Name) {
+  for (Dependency D : {Dependency::False, Dependency::True, Dependency::Intentional})
+    if (Name == dependencyName(D))
+      return D;
+  return std::nullopt;
+}
+
 static UseVerdict verdict(Dependency D, std::string Reason) {
   UseVerdict V;
   V.Kind = D;

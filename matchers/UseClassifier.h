@@ -24,6 +24,8 @@ enum class Dependency {
 
 /// "false", "true", "intentional": the JSON spelling.
 const char *dependencyName(Dependency D);
+/// The inverse of dependencyName (a serialized record, never a message).
+std::optional<Dependency> dependencyNamed(llvm::StringRef Name);
 
 struct UseVerdict {
   Dependency Kind = Dependency::True;

@@ -285,29 +285,98 @@ bool isCompileError(const ClangTidyError &E) {
          StringRef(E.DiagnosticName).starts_with("clang-diagnostic");
 }
 
-bool hasCompileError(llvm::ArrayRef<ClangTidyError> Errors) {
-  return llvm::any_of(Errors, isCompileError);
+bool hasCompileError(llvm::ArrayRef<FindingRecord> Errors) {
+  return llvm::any_of(Errors, [](const FindingRecord &E) { return isCompileError(E); });
 }
 
-static std::vector<ClangTidyError>
+namespace {
+/// Passes every diagnostic on to clang-tidy's consumer (NOLINT, the header
+/// filter, fix merging) and keeps the facts the checks attached to theirs
+/// (FindingFacts.h), to be joined with the errors clang-tidy's consumer keeps.
+class FactsRecorder : public DiagnosticConsumer {
+public:
+  FactsRecorder(ClangTidyContext &Context, ClangTidyDiagnosticConsumer &Inner)
+      : Context(Context), Inner(Inner) {}
+
+  void BeginSourceFile(const LangOptions &LangOpts, const Preprocessor *PP) override {
+    Inner.BeginSourceFile(LangOpts, PP);
+  }
+  void EndSourceFile() override { Inner.EndSourceFile(); }
+  void finish() override { Inner.finish(); }
+  bool IncludeInDiagnosticCounts() const override { return Inner.IncludeInDiagnosticCounts(); }
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const clang::Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (std::optional<FindingFacts> Facts = factsOf(Info)) {
+      SmallString<256> Formatted;
+      Info.FormatDiagnostic(Formatted);
+      // As clang-tidy's consumer keeps it: without the " [check-name]" its
+      // diag() appends to the format.
+      StringRef Message = Formatted;
+      Message.consume_back(" [" + Context.getCheckName(Info.getID()) + "]");
+      Entry Recording{{}, 0, *Facts};
+      // Resolved now: the source manager ends with the TU. The location as
+      // clang-tidy's renderer records it (the file location of a macro's).
+      if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+        const SourceManager &SM = Info.getSourceManager();
+        SourceLocation FileLoc = SM.getFileLoc(Info.getLocation());
+        Recording.File = SM.getFilename(FileLoc).str();
+        Recording.Offset = SM.getFileOffset(FileLoc);
+      }
+      Recorded[Message].push_back(std::move(Recording));
+    }
+    Inner.HandleDiagnostic(Level, Info);
+  }
+
+  /// clang-tidy's errors with the facts of each check's finding: matched by
+  /// message and location (the same message at one location has the same facts).
+  std::vector<FindingRecord> take() {
+    std::vector<FindingRecord> Records;
+    for (ClangTidyError &Error : Inner.take()) {
+      std::optional<FindingFacts> Facts;
+      auto Found = Recorded.find(Error.Message.Message);
+      if (Found != Recorded.end()) {
+        Facts = Found->second.front().Facts;
+        for (const Entry &E : Found->second)
+          if (E.Offset == Error.Message.FileOffset && E.File == Error.Message.FilePath)
+            Facts = E.Facts;
+      }
+      Records.emplace_back(std::move(Error), Facts);
+    }
+    Recorded.clear();
+    return Records;
+  }
+
+private:
+  struct Entry {
+    std::string File;
+    unsigned Offset;
+    FindingFacts Facts;
+  };
+  ClangTidyContext &Context;
+  ClangTidyDiagnosticConsumer &Inner;
+  llvm::StringMap<SmallVector<Entry, 1>> Recorded; // by rendered message
+};
+} // namespace
+
+static std::vector<FindingRecord>
 runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
               llvm::ArrayRef<std::string> Files,
               IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
               const RunOptions &Options);
 
-std::vector<ClangTidyError> runChecks(ClangTidyContext &Context,
+std::vector<FindingRecord> runChecks(ClangTidyContext &Context,
                                       const CompilationDatabase &Compilations,
                                       llvm::ArrayRef<std::string> Files,
                                       IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
                                       const RunOptions &Options) {
-  std::vector<ClangTidyError> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options);
+  std::vector<FindingRecord> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options);
   bool Shortcuts = !Options.SharedPch.empty() || Options.Preamble || Options.SkipSystemInstantiations;
   if (!Shortcuts || !hasCompileError(Errors))
     return Errors;
   if (!Options.ConfirmErrorsInMainFile && Files.size() == 1) {
     SmallString<256> Main(Files.front());
     llvm::sys::path::remove_dots(Main, true);
-    for (const ClangTidyError &E : Errors)
+    for (const FindingRecord &E : Errors)
       if (isCompileError(E)) {
         SmallString<256> At(E.Message.FilePath);
         llvm::sys::path::remove_dots(At, true);
@@ -325,13 +394,13 @@ std::vector<ClangTidyError> runChecks(ClangTidyContext &Context,
   Plain.SkipSystemInstantiations = false;
   if (Options.ReadFiles)
     Options.ReadFiles->clear();
-  std::vector<ClangTidyError> Confirmed = runChecksOnce(Context, Compilations, Files, FileSystem, Plain);
+  std::vector<FindingRecord> Confirmed = runChecksOnce(Context, Compilations, Files, FileSystem, Plain);
   if (!hasCompileError(Confirmed) && Options.ParsedPlainly)
     *Options.ParsedPlainly = true;
   return Confirmed;
 }
 
-static std::vector<ClangTidyError>
+static std::vector<FindingRecord>
 runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
               llvm::ArrayRef<std::string> Files,
               IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
@@ -357,17 +426,18 @@ runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations
 
   ClangTidyDiagnosticConsumer DiagConsumer(Context, nullptr, /*RemoveIncompatibleErrors=*/true,
                                            /*GetFixesFromNotes=*/false);
+  FactsRecorder Recorder(Context, DiagConsumer);
   auto DiagOpts = std::make_unique<DiagnosticOptions>();
-  DiagnosticsEngine Engine(DiagnosticIDs::create(), *DiagOpts, &DiagConsumer,
+  DiagnosticsEngine Engine(DiagnosticIDs::create(), *DiagOpts, &Recorder,
                            /*ShouldOwnClient=*/false);
   Context.setDiagnosticsEngine(std::move(DiagOpts), &Engine);
-  Tool.setDiagnosticConsumer(&DiagConsumer);
+  Tool.setDiagnosticConsumer(&Recorder);
   PreambleAwareFactory Factory(Context, FileSystem, Options);
   // A failure with the shortcuts is not the user's until the plain parse confirms it.
   Tool.setPrintErrorMessage(Options.SharedPch.empty() && !Options.Preamble &&
                             !Options.SkipSystemInstantiations);
   Tool.run(&Factory);
-  return DiagConsumer.take();
+  return Recorder.take();
 }
 
 } // namespace torch_syncfree

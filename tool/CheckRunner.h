@@ -9,6 +9,7 @@
 #ifndef TORCH_SYNCFREE_CHECK_RUNNER_H
 #define TORCH_SYNCFREE_CHECK_RUNNER_H
 
+#include "FindingRecord.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -62,9 +63,9 @@ struct RunOptions {
 /// A clang error, not a check's finding.
 bool isCompileError(const clang::tidy::ClangTidyError &E);
 /// A clang error (not a check's finding) among the results: the TU does not compile.
-bool hasCompileError(llvm::ArrayRef<clang::tidy::ClangTidyError> Errors);
+bool hasCompileError(llvm::ArrayRef<FindingRecord> Errors);
 
-std::vector<clang::tidy::ClangTidyError>
+std::vector<FindingRecord>
 runChecks(clang::tidy::ClangTidyContext &Context,
           const clang::tooling::CompilationDatabase &Compilations,
           llvm::ArrayRef<std::string> Files,

@@ -273,7 +273,7 @@ bool fixStaysOnLine(const tidy::ClangTidyError &Error, StringRef Text) {
   return !Text.slice(Begin, End).contains('\n');
 }
 
-void mergeCoincidentInsertions(std::vector<tidy::ClangTidyError> &Errors) {
+void mergeCoincidentInsertions(std::vector<FindingRecord> &Errors) {
   // The first finding with an insertion at (file, offset) takes the text of
   // the later ones, in the order --fix applies them (a later insertion goes
   // after an earlier one), so the export and --fix write the same file.
@@ -312,15 +312,15 @@ void mergeCoincidentInsertions(std::vector<tidy::ClangTidyError> &Errors) {
   }
 }
 
-FixSummary applyFixes(const std::vector<tidy::ClangTidyError> &Errors,
+FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
                       bool DryRun, llvm::raw_ostream &Out,
                       llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot) {
   FixSummary Summary;
   // Merge per file; a fix whose replacements conflict with ones already taken
   // is dropped as a whole, so no finding is ever half-fixed.
   llvm::StringMap<tooling::Replacements> PerFile;
-  std::map<std::string, std::vector<const tidy::ClangTidyError *>> Contributors;
-  for (const tidy::ClangTidyError &Error : Errors) {
+  std::map<std::string, std::vector<const FindingRecord *>> Contributors;
+  for (const FindingRecord &Error : Errors) {
     const auto &Fix = Error.Message.Fix;
     if (Fix.empty())
       continue;

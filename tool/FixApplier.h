@@ -4,6 +4,7 @@
 #ifndef TORCH_SYNCFREE_FIXAPPLIER_H
 #define TORCH_SYNCFREE_FIXAPPLIER_H
 
+#include "FindingRecord.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
@@ -27,14 +28,14 @@ struct FixSummary {
 /// "google", a `{key: value}` style): the code around each fix is cleaned up
 /// and the changed lines formatted with clang-format's library. \p DiffRoot:
 /// the directory the diff's `a/` `b/` paths are relative to (the repository root).
-FixSummary applyFixes(const std::vector<clang::tidy::ClangTidyError> &Errors, bool DryRun,
+FixSummary applyFixes(const std::vector<FindingRecord> &Errors, bool DryRun,
                       llvm::raw_ostream &Out, llvm::raw_ostream &Log,
                       llvm::StringRef FormatStyle = "none", llvm::StringRef DiffRoot = "");
 
 /// Merges insertions that several findings make at one place of a file into
 /// the first finding's (clang-apply-replacements refuses two insertions at one
 /// offset); the text is what --fix would insert there.
-void mergeCoincidentInsertions(std::vector<clang::tidy::ClangTidyError> &Errors);
+void mergeCoincidentInsertions(std::vector<FindingRecord> &Errors);
 
 /// Whether every replacement of the finding's fix is on the finding's own line
 /// (in its file, with no line break in the replaced or inserted text).

@@ -1,4 +1,5 @@
 #include "LspServer.h"
+#include "TextEncoding.h"
 
 #include "CheckRunner.h"
 #include "CompileFlags.h"
@@ -39,33 +40,6 @@ using llvm::StringRef;
 
 namespace torch_syncfree {
 
-std::optional<std::string> pathFromUri(StringRef Uri) {
-  if (!Uri.consume_front("file://"))
-    return std::nullopt;
-  // file:///path or file://localhost/path; no other authority is local.
-  if (!Uri.starts_with("/")) {
-    if (!Uri.consume_front("localhost"))
-      return std::nullopt;
-  }
-  std::string Path;
-  for (size_t I = 0; I < Uri.size(); ++I) {
-    char C = Uri[I];
-    if (C != '%') {
-      Path += C;
-      continue;
-    }
-    if (I + 2 >= Uri.size() || !llvm::isHexDigit(Uri[I + 1]) || !llvm::isHexDigit(Uri[I + 2]))
-      return std::nullopt;
-    char Decoded = static_cast<char>(llvm::hexFromNibbles(Uri[I + 1], Uri[I + 2]));
-    if (Decoded == '\0')
-      return std::nullopt;
-    Path += Decoded;
-    I += 2;
-  }
-  return Path;
-}
-
-std::string uriFromPath(StringRef Path) { return "file://" + percentEncodePath(Path); }
 
 namespace {
 
@@ -282,33 +256,14 @@ private:
 // bytes when the client offers it (LSP 3.17 positionEncodings).
 //===----------------------------------------------------------------------===//
 
-/// Length in bytes of the UTF-8 sequence at Text[I] (1 for invalid bytes).
-unsigned sequenceLength(StringRef Text, size_t I) {
-  unsigned Length = llvm::getNumBytesForUTF8(static_cast<llvm::UTF8>(Text[I]));
-  if (Length <= 1 || I + Length > Text.size())
-    return 1;
-  for (unsigned K = 1; K < Length; ++K)
-    if ((static_cast<unsigned char>(Text[I + K]) & 0xC0) != 0x80)
-      return 1;
-  return Length;
-}
-
 struct PositionCodec {
   bool Utf8 = false;
+  ColumnUnit unit() const { return Utf8 ? ColumnUnit::Utf8Bytes : ColumnUnit::Utf16CodeUnits; }
 
   json::Object position(StringRef Text, size_t Offset) const {
-    Offset = std::min(Offset, Text.size());
-    StringRef Before = Text.take_front(Offset);
-    size_t LineStart = Before.rfind('\n');
-    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
-    size_t Units = 0;
-    for (size_t I = LineStart; I < Offset;) {
-      unsigned Length = sequenceLength(Text, I);
-      Units += Utf8 ? Length : (Length == 4 ? 2 : 1);
-      I += Length;
-    }
-    return json::Object{{"line", static_cast<int64_t>(Before.count('\n'))},
-                        {"character", static_cast<int64_t>(Units)}};
+    LinePosition P = positionOf(Text, Offset, unit());
+    return json::Object{{"line", static_cast<int64_t>(P.Line)},
+                        {"character", static_cast<int64_t>(P.Column)}};
   }
 
   /// Byte offset of an LSP position; positions past a line's end clamp to it.
@@ -319,20 +274,7 @@ struct PositionCodec {
     auto Character = Position->getInteger("character");
     if (!Line || !Character || *Line < 0 || *Character < 0)
       return std::nullopt;
-    size_t I = 0;
-    for (int64_t L = 0; L < *Line; ++L) {
-      size_t Newline = Text.find('\n', I);
-      if (Newline == StringRef::npos)
-        return Text.size();
-      I = Newline + 1;
-    }
-    int64_t Units = 0;
-    while (I < Text.size() && Text[I] != '\n' && Units < *Character) {
-      unsigned Length = sequenceLength(Text, I);
-      Units += Utf8 ? Length : (Length == 4 ? 2 : 1);
-      I += Length;
-    }
-    return I;
+    return offsetOf(Text, static_cast<uint64_t>(*Line), static_cast<uint64_t>(*Character), unit());
   }
 };
 
@@ -341,7 +283,7 @@ struct PositionCodec {
 //===----------------------------------------------------------------------===//
 
 struct Finding {
-  ClangTidyError Error;
+  FindingRecord Error;
   json::Object Diagnostic;
 };
 
@@ -665,11 +607,11 @@ private:
     RunOptions Run;
     Run.Preamble = &Preamble;
     Run.ConfirmErrorsInMainFile = false; // a typo mid-edit is the user's: no second parse
-    std::vector<ClangTidyError> Errors = runChecks(Context, *Database, {Path}, Overlay, Run);
+    std::vector<FindingRecord> Errors = runChecks(Context, *Database, {Path}, Overlay, Run);
     bool ReportedCompileError = false;
     SmallString<256> Self(Path);
     llvm::sys::path::remove_dots(Self, true);
-    for (ClangTidyError &E : Errors) {
+    for (FindingRecord &E : Errors) {
       makePathsAbsolute(E);
       bool InThisFile = E.Message.FilePath == Self;
       if (isCompileError(E)) {
@@ -698,11 +640,11 @@ private:
     while (End < Text.size() && (llvm::isAlnum(Text[End]) || Text[End] == '_'))
       ++End;
     if (End == Offset)
-      End = std::min(Offset + sequenceLength(Text, std::min(Offset, Text.size() - 1)), Text.size());
+      End = std::min(Offset + utf8SequenceLength(Text, std::min(Offset, Text.size() - 1)), Text.size());
     return json::Object{{"start", Codec.position(Text, Offset)}, {"end", Codec.position(Text, End)}};
   }
 
-  json::Object diagnostic(const ClangTidyError &E, StringRef Text) const {
+  json::Object diagnostic(const FindingRecord &E, StringRef Text) const {
     json::Object D{{"range", tokenRange(Text, E.Message.FileOffset)},
                    {"severity", E.DiagLevel == ClangTidyError::Error ? 1 : 2},
                    {"code", E.DiagnosticName},
@@ -710,9 +652,11 @@ private:
                    {"message", E.Message.Message}};
     if (std::string Url = checkDocsUrl(E.DiagnosticName); !Url.empty())
       D["codeDescription"] = json::Object{{"href", Url}};
-    std::optional<Dependency> Class = dependencyFromMessage(E.Message.Message);
-    D["data"] = json::Object{{"dependency", Class ? dependencyName(*Class) : "unknown"},
-                             {"fixable", !E.Message.Fix.empty()}};
+    json::Object Data{{"dependency", E.Facts ? dependencyName(E.Facts->Class) : "unknown"},
+                      {"fixable", !E.Message.Fix.empty()}};
+    if (E.Facts && E.Facts->LoopLine)
+      Data["loopLine"] = E.Facts->LoopLine;
+    D["data"] = std::move(Data);
     json::Array Related;
     for (const tooling::DiagnosticMessage &Note : E.Notes) {
       if (Note.FilePath.empty())

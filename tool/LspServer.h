@@ -22,12 +22,6 @@ struct LspOptions {
 
 int runLspServer(LspOptions Options);
 
-// Exposed for tests of the protocol details.
-/// The path of a file:// URI, percent-decoded; nullopt when it is not one.
-std::optional<std::string> pathFromUri(llvm::StringRef Uri);
-/// A file:// URI for an absolute path, percent-encoded.
-std::string uriFromPath(llvm::StringRef Path);
-
 } // namespace torch_syncfree
 
 #endif

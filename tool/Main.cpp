@@ -17,6 +17,7 @@
 #include "FixApplier.h"
 #include "LspServer.h"
 #include "Reporting.h"
+#include "Formatters.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -50,6 +51,7 @@
 using namespace clang;
 using namespace clang::tidy;
 using namespace llvm;
+using torch_syncfree::FindingRecord;
 
 namespace {
 
@@ -348,7 +350,7 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
 /// The result of analysing one translation unit.
 struct UnitResult {
   std::unique_ptr<ClangTidyContext> Context;
-  std::vector<ClangTidyError> Findings;
+  std::vector<FindingRecord> Findings;
   std::string CompileError;
   bool CannotAnalyse = false; ///< no usable compile command (CompileError says why)
 };
@@ -379,7 +381,8 @@ struct Batch {
   unsigned Threads = 1;
   std::atomic<unsigned> Crashed{0}; ///< units whose analysis crashed (recovered)
   // Post-processing and output.
-  std::vector<ClangTidyError> AllFindings;
+  std::unique_ptr<torch_syncfree::FindingFormatter> Formatter;
+  std::vector<FindingRecord> AllFindings;
   std::vector<torch_syncfree::ReportedFinding> Reported;
   unsigned Baselined = 0;
   bool CompileFailed = false;
@@ -567,10 +570,7 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
     if (Files.empty()) {
       if (!Quiet)
         errs() << "torch-syncfree: shard " << Shard << " has no translation unit\n";
-      if (Format == OutputFormat::Sarif)
-        torch_syncfree::printSarif({}, SarifRoot, TORCH_SYNCFREE_VERSION, outs());
-      else if (Format == OutputFormat::Json)
-        torch_syncfree::printJson({}, outs());
+      B.Formatter->finish({}, outs());
       return ExitClean;
     }
   }
@@ -718,7 +718,7 @@ void analyseUnits(Batch &B) {
           }
         }
         std::string CacheKey;
-        std::optional<std::vector<ClangTidyError>> Cached;
+        std::optional<std::vector<FindingRecord>> Cached;
         if (Results) {
           std::vector<tooling::CompileCommand> Commands =
               Compilations->getCompileCommands(ParseFiles[I]);
@@ -739,7 +739,7 @@ void analyseUnits(Batch &B) {
           Run.ReadFiles = &ReadFiles;
         if (Pch && !Cached)
           Run.SharedPch = Pch->pchFor(ParseFiles[I]);
-        std::vector<ClangTidyError> Errors =
+        std::vector<FindingRecord> Errors =
             Cached ? std::move(*Cached)
                    : torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
                                                UnitFS, Run);
@@ -756,7 +756,7 @@ void analyseUnits(Batch &B) {
           ReadFiles.erase(std::unique(ReadFiles.begin(), ReadFiles.end()), ReadFiles.end());
           Results->store(CacheKey, Errors, ReadFiles);
         }
-        for (ClangTidyError &Error : Errors) {
+        for (FindingRecord &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
           if (torch_syncfree::isCompileError(Error)) {
             if (Unit.CompileError.empty())
@@ -837,14 +837,14 @@ std::optional<int> postProcess(Batch &B) {
   // Per finding location: the fix the first unit wanted, and that unit.
   std::map<std::tuple<std::string, unsigned, std::string>, std::pair<std::string, std::string>> FirstSeen;
   std::set<std::tuple<std::string, unsigned, std::string>> Conflicting;
-  auto FixText = [](const ClangTidyError &Error) {
+  auto FixText = [](const FindingRecord &Error) {
     std::string Text;
     for (const auto &Entry : Error.Message.Fix)
       for (const tooling::Replacement &R : Entry.second)
         Text += R.toString() + "\n";
     return Text;
   };
-  auto ByLocation = [](const ClangTidyError &A, const ClangTidyError &B) {
+  auto ByLocation = [](const FindingRecord &A, const FindingRecord &B) {
     return std::tie(A.Message.FilePath, A.Message.FileOffset) <
            std::tie(B.Message.FilePath, B.Message.FileOffset);
   };
@@ -859,14 +859,14 @@ std::optional<int> postProcess(Batch &B) {
                << Unit.CompileError << "\n";
       CompileFailed = true;
       if (!FixErrors)
-        for (ClangTidyError &Error : Unit.Findings)
+        for (FindingRecord &Error : Unit.Findings)
           Error.Message.Fix.clear();
     }
     // A header seen from many translation units is reported (and fixed) once. Two
     // units that want different fixes at one place (different macros, say) get
     // neither fix, and the conflict is listed.
-    std::vector<ClangTidyError> Unique;
-    for (ClangTidyError &Error : Unit.Findings) {
+    std::vector<FindingRecord> Unique;
+    for (FindingRecord &Error : Unit.Findings) {
       auto Key = std::make_tuple(Error.Message.FilePath, Error.Message.FileOffset, Error.DiagnosticName);
       auto [It, Inserted] = FirstSeen.try_emplace(Key, FixText(Error), Files[I]);
       if (Inserted) {
@@ -885,15 +885,15 @@ std::optional<int> postProcess(Batch &B) {
   }
 
   for (UnitResult &Unit : Units)
-    for (ClangTidyError &Error : Unit.Findings)
+    for (FindingRecord &Error : Unit.Findings)
       if (Conflicting.count({Error.Message.FilePath, Error.Message.FileOffset, Error.DiagnosticName}))
         Error.Message.Fix.clear();
 
   // Baselines filter what is reported, fixed and counted.
   {
-    std::vector<ClangTidyError> Flat;
+    std::vector<FindingRecord> Flat;
     for (UnitResult &Unit : Units)
-      for (ClangTidyError &Error : Unit.Findings)
+      for (FindingRecord &Error : Unit.Findings)
         Flat.push_back(Error);
     Reported = torch_syncfree::collectFindings(Flat);
   }
@@ -911,7 +911,7 @@ std::optional<int> postProcess(Batch &B) {
       Keep.insert({F.File, F.Offset, F.Check});
     for (UnitResult &Unit : Units)
       Unit.Findings.erase(std::remove_if(Unit.Findings.begin(), Unit.Findings.end(),
-                                         [&](const ClangTidyError &E) {
+                                         [&](const FindingRecord &E) {
                                            return !Keep.count({E.Message.FilePath,
                                                                E.Message.FileOffset,
                                                                E.DiagnosticName});
@@ -921,53 +921,35 @@ std::optional<int> postProcess(Batch &B) {
   return std::nullopt;
 }
 
-/// Text findings (clang-tidy's printer), then JSON or SARIF on stdout; the
+/// The formatter of --format: text goes to stderr when a --dry-run diff owns
+/// stdout (so that `> fix.patch` is a patch).
+std::unique_ptr<torch_syncfree::FindingFormatter> makeFormatter(const Batch &B) {
+  switch (Format) {
+  case OutputFormat::Json:
+    return torch_syncfree::makeJsonFormatter();
+  case OutputFormat::Sarif:
+    return torch_syncfree::makeSarifFormatter(B.SarifRoot, TORCH_SYNCFREE_VERSION);
+  case OutputFormat::Text:
+    break;
+  }
+  return torch_syncfree::makeTextFormatter(B.BaseFS, /*FindingsToStderr=*/ApplyFixes && DryRun);
+}
+
+/// Each unit's findings, then the reported ones, through the formatter; the
 /// findings of every unit end in B.AllFindings, in location order.
 void printFindings(Batch &B) {
-  auto &Units = B.Units;
-  auto &AllFindings = B.AllFindings;
-  auto &Reported = B.Reported;
-  auto &BaseFS = B.BaseFS;
-  const std::string &SarifRoot = B.SarifRoot;
-  auto ByLocation = [](const ClangTidyError &A, const ClangTidyError &B) {
-    return std::tie(A.Message.FilePath, A.Message.FileOffset) <
-           std::tie(B.Message.FilePath, B.Message.FileOffset);
-  };
-  StringMap<std::unique_ptr<MemoryBuffer>> PrintedFiles; // read once per file
-  for (UnitResult &Unit : Units) {
-    if (Format == OutputFormat::Text && !Unit.Findings.empty()) {
-      // clang's snippet printer shows every line a fix-it touches (up to 16):
-      // a fix around a loop printed the whole loop under its finding. The text
-      // shows fixes that stay on the finding's line; the others are applied by
-      // --fix and listed by --export-fixes, JSON and SARIF.
-      std::vector<ClangTidyError> Printed = Unit.Findings;
-      for (ClangTidyError &Error : Printed) {
-        auto &Text = PrintedFiles[Error.Message.FilePath];
-        if (!Text)
-          if (auto Loaded = MemoryBuffer::getFile(Error.Message.FilePath, /*IsText=*/false,
-                                                  /*RequiresNullTerminator=*/false))
-            Text = std::move(*Loaded);
-        if (!Text || !torch_syncfree::fixStaysOnLine(Error, Text->getBuffer()))
-          Error.Message.Fix.clear();
-      }
-      unsigned WarningsAsErrors = 0;
-      // clang-tidy's printer writes to stdout; a --dry-run diff owns stdout
-      // (so that `> fix.patch` is a patch), and the findings go to stderr.
-      std::optional<torch_syncfree::StdoutToStderr> Redirect;
-      if (ApplyFixes && DryRun)
-        Redirect.emplace();
-      handleErrors(Printed, *Unit.Context, FB_NoFix, WarningsAsErrors, BaseFS);
-    }
-    for (ClangTidyError &Error : Unit.Findings)
-      AllFindings.push_back(std::move(Error));
+  for (UnitResult &Unit : B.Units) {
+    if (Unit.Context)
+      B.Formatter->unit(Unit.Findings, *Unit.Context);
+    for (FindingRecord &Error : Unit.Findings)
+      B.AllFindings.push_back(std::move(Error));
   }
-  llvm::stable_sort(AllFindings, ByLocation);
+  llvm::stable_sort(B.AllFindings, [](const FindingRecord &A, const FindingRecord &Other) {
+    return std::tie(A.Message.FilePath, A.Message.FileOffset) <
+           std::tie(Other.Message.FilePath, Other.Message.FileOffset);
+  });
   torch_syncfree::pauseForTesting("before-report");
-  if (Format == OutputFormat::Json)
-    torch_syncfree::printJson(Reported, outs());
-  else if (Format == OutputFormat::Sarif)
-    torch_syncfree::printSarif(Reported, SarifRoot, TORCH_SYNCFREE_VERSION, outs());
-
+  B.Formatter->finish(B.Reported, outs());
 }
 
 /// --export-fixes, then --fix (or its --dry-run diff).
@@ -978,9 +960,10 @@ std::optional<int> exportAndFix(Batch &B) {
   if (!ExportFixes.empty()) {
     std::string YAML;
     raw_string_ostream OS(YAML);
-    std::vector<ClangTidyError> Exported = AllFindings;
+    std::vector<FindingRecord> Exported = AllFindings;
     torch_syncfree::mergeCoincidentInsertions(Exported);
-    exportReplacements(Files.size() == 1 ? Files.front() : "", Exported, OS);
+    exportReplacements(Files.size() == 1 ? Files.front() : "",
+                       torch_syncfree::asClangTidyErrors(Exported), OS);
     if (ExportFixes == "-") {
       outs() << YAML;
     } else {
@@ -1132,6 +1115,7 @@ int main(int argc, const char **argv) {
   Batch B;
   if (std::optional<int> Exit = checkOptions(B.SarifRoot))
     return *Exit;
+  B.Formatter = makeFormatter(B);
   if (Lsp) {
     torch_syncfree::LspOptions Options;
     Options.Options = [] { return makeOptionsProvider(/*LanguageServer=*/true); };

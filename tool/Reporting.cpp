@@ -1,4 +1,5 @@
 #include "Reporting.h"
+#include "TextEncoding.h"
 #include <unistd.h>
 #include "SyncCheck.h"
 
@@ -121,10 +122,10 @@ void makePathsAbsolute(tidy::ClangTidyError &Error) {
 }
 
 std::vector<ReportedFinding>
-collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
+collectFindings(const std::vector<FindingRecord> &Errors) {
   llvm::StringMap<LoadedFile> Files;
   std::vector<ReportedFinding> Findings;
-  for (const tidy::ClangTidyError &Error : Errors) {
+  for (const FindingRecord &Error : Errors) {
     if (!StringRef(Error.DiagnosticName).starts_with("torch-sync-"))
       continue;
     ReportedFinding F;
@@ -139,7 +140,8 @@ collectFindings(const std::vector<tidy::ClangTidyError> &Errors) {
                                                                                         : "warning";
     for (const tooling::DiagnosticMessage &Note : Error.Notes)
       F.Notes.push_back({Note.FilePath, Note.FileOffset, Note.Message});
-    F.Dependency = dependencyName(dependencyFromMessage(F.Message).value_or(Dependency::True));
+    F.Dependency = Error.Facts ? dependencyName(Error.Facts->Class) : "unknown";
+    F.LoopLine = Error.Facts ? Error.Facts->LoopLine : 0;
     for (const auto &Entry : Error.Message.Fix)
       for (const tooling::Replacement &R : Entry.second) {
         F.Fixable = true;
@@ -160,6 +162,7 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
                                        {"column", F.Column},
                                        {"message", F.Message},
                                        {"dependency", F.Dependency},
+                                       {"loop_line", F.LoopLine ? llvm::json::Value(F.LoopLine) : llvm::json::Value(nullptr)},
                                        {"fixable", F.Fixable}});
   OS << llvm::formatv("{0:2}", llvm::json::Value(std::move(Array))) << "\n";
 }
@@ -176,17 +179,6 @@ std::string checkDocsUrl(StringRef Check) {
   if (!Info)
     return "";
   return ("https://github.com/torch-syncfree/torch-syncfree/blob/main/" + Info->DocPath).str();
-}
-
-std::string percentEncodePath(StringRef Path) {
-  std::string Out;
-  for (unsigned char C : Path) {
-    if (llvm::isAlnum(C) || StringRef("-._~/").contains(C))
-      Out += C;
-    else
-      Out += "%" + llvm::utohexstr(C, /*LowerCase=*/false, /*Width=*/2);
-  }
-  return Out;
 }
 
 /// The check pages, embedded at build time (tool/CMakeLists.txt).
@@ -223,18 +215,8 @@ namespace {
 struct TextPositions {
   StringRef Text;
   std::pair<unsigned, unsigned> at(size_t Offset) const {
-    Offset = std::min(Offset, Text.size());
-    StringRef Before = Text.take_front(Offset);
-    size_t LineStart = Before.rfind('\n');
-    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
-    unsigned Column = 1;
-    for (size_t I = LineStart; I < Offset; ++I) {
-      unsigned char C = Text[I];
-      if ((C & 0xC0) == 0x80)
-        continue;            // continuation byte
-      Column += C >= 0xF0 ? 2 : 1; // 4-byte sequences are surrogate pairs
-    }
-    return {static_cast<unsigned>(Before.count('\n')) + 1, Column};
+    LinePosition P = positionOf(Text, Offset, ColumnUnit::Utf16CodeUnits);
+    return {P.Line + 1, static_cast<unsigned>(P.Column) + 1};
   }
 };
 } // namespace
@@ -260,7 +242,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
   namespace json = llvm::json;
   SmallString<256> RootDir(Root);
   llvm::sys::path::remove_dots(RootDir, true);
-  std::string RootUri = "file://" + percentEncodePath(RootDir);
+  std::string RootUri = uriFromPath(RootDir);
   if (!StringRef(RootUri).ends_with("/"))
     RootUri += "/";
 
@@ -283,7 +265,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
       L["uri"] = percentEncodePath(*Rel);
       L["uriBaseId"] = "%SRCROOT%";
     } else {
-      L["uri"] = "file://" + percentEncodePath(File);
+      L["uri"] = uriFromPath(File);
     }
     L["index"] = It->second;
     return L;
@@ -344,7 +326,8 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
                            {"region", Region(F.File, F.Offset, 0)}}}}}},
         {"partialFingerprints",
          json::Object{{"torchSyncfreeFinding/v1", llvm::utohexstr(llvm::xxh3_64bits(Key))}}},
-        {"properties", json::Object{{"dependency", F.Dependency}, {"fixable", F.Fixable}}}};
+        {"properties", F.LoopLine ? json::Object{{"dependency", F.Dependency}, {"fixable", F.Fixable}, {"loopLine", F.LoopLine}}
+                                  : json::Object{{"dependency", F.Dependency}, {"fixable", F.Fixable}}}};
     json::Array Related;
     for (const ReportedNote &N : F.Notes) {
       if (N.File.empty())

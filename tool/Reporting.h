@@ -3,6 +3,7 @@
 #ifndef TORCH_SYNCFREE_REPORTING_H
 #define TORCH_SYNCFREE_REPORTING_H
 
+#include "FindingRecord.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <string>
@@ -29,7 +30,8 @@ struct ReportedFinding {
   unsigned Line = 0;
   unsigned Column = 0;
   std::string Message;
-  std::string Dependency; ///< "false", "true", "intentional"
+  std::string Dependency; ///< "false", "true", "intentional" (from the record's facts)
+  unsigned LoopLine = 0;  ///< the loop the sync repeats in (0: none)
   bool Fixable = false;
   bool WarningAsError = false; ///< --warnings-as-errors matched its check
   std::string Level = "warning"; ///< SARIF level: error, warning or note
@@ -48,7 +50,7 @@ std::vector<std::string> configProblems(const clang::tidy::ClangTidyOptions &Opt
 void makePathsAbsolute(clang::tidy::ClangTidyError &Error);
 
 std::vector<ReportedFinding>
-collectFindings(const std::vector<clang::tidy::ClangTidyError> &Errors);
+collectFindings(const std::vector<FindingRecord> &Errors);
 
 void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &OS);
 
@@ -65,8 +67,6 @@ std::string sarifRootFor(llvm::StringRef Cwd);
 /// The URL of a check's documentation page ("" for an unknown check).
 std::string checkDocsUrl(llvm::StringRef Check);
 
-/// Percent-encodes a path for a URI (unreserved characters and '/' stay).
-std::string percentEncodePath(llvm::StringRef Path);
 
 /// Baselines: findings matched by check, file and normalised source line, so edits
 /// elsewhere in a file do not bring a baselined finding back.

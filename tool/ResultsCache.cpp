@@ -1,4 +1,5 @@
 #include "ResultsCache.h"
+#include "TextEncoding.h"
 #include "llvm/ADT/StringSet.h"
 
 #include "JsonLimits.h"
@@ -13,6 +14,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include <limits>
 #include <thread>
 #include <unistd.h>
 
@@ -99,7 +101,6 @@ bool readMessage(const json::Object *O, tooling::DiagnosticMessage &M) {
   return true;
 }
 
-std::string hex(uint64_t V) { return llvm::utohexstr(V, /*LowerCase=*/true, 16); }
 
 } // namespace
 
@@ -110,7 +111,7 @@ std::string ResultsCache::key(StringRef File, ArrayRef<std::string> Command, Str
                          LineFilter.str();
   for (const std::string &Arg : Command)
     Identity += '\0' + Arg;
-  return hex(llvm::xxh3_64bits(Identity));
+  return hex64(llvm::xxh3_64bits(Identity));
 }
 
 std::optional<uint64_t> ResultsCache::contentHash(const std::string &Path) {
@@ -133,15 +134,15 @@ std::optional<uint64_t> ResultsCache::contentHash(const std::string &Path) {
   return Hash;
 }
 
-std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
+std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
   SmallString<256> Path(Directory);
   llvm::sys::path::append(Path, Key + ".json");
-  auto Miss = [&]() -> std::optional<std::vector<ClangTidyError>> {
+  auto Miss = [&]() -> std::optional<std::vector<FindingRecord>> {
     std::lock_guard<std::mutex> Lock(Mutex);
     ++Misses;
     return std::nullopt;
   };
-  auto Reject = [&]() -> std::optional<std::vector<ClangTidyError>> {
+  auto Reject = [&]() -> std::optional<std::vector<FindingRecord>> {
     std::lock_guard<std::mutex> Lock(Mutex);
     ++Untrusted;
     ++Misses;
@@ -176,11 +177,11 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
     if (!File || !Hash)
       return Miss();
     std::optional<uint64_t> Now = contentHash(File->str());
-    if (!Now || hex(*Now) != *Hash)
+    if (!Now || hex64(*Now) != *Hash)
       return Miss();
     InputFiles.insert(*File);
   }
-  std::vector<ClangTidyError> Errors;
+  std::vector<FindingRecord> Errors;
   for (const json::Value &V : *Findings) {
     const json::Object *F = V.getAsObject();
     auto Name = F ? F->getString("check") : std::nullopt;
@@ -190,8 +191,19 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
     const json::Array *Notes = F ? F->getArray("notes") : nullptr;
     if (!Name || !Level || !BuildDirectory || !AsError || !Notes)
       return Miss();
-    ClangTidyError E(Name->str(), static_cast<ClangTidyError::Level>(*Level), BuildDirectory->str(),
-                     *AsError);
+    FindingRecord E(ClangTidyError(Name->str(), static_cast<ClangTidyError::Level>(*Level),
+                                   BuildDirectory->str(), *AsError));
+    // A check's finding carries its facts; a compiler diagnostic has none.
+    if (const json::Object *Facts = F->getObject("facts")) {
+      auto Class = Facts->getString("dependency");
+      auto LoopLine = Facts->getInteger("loopLine");
+      std::optional<Dependency> D = Class ? dependencyNamed(*Class) : std::nullopt;
+      if (!D || !LoopLine || *LoopLine < 0 || *LoopLine > std::numeric_limits<unsigned>::max())
+        return Miss();
+      E.Facts = FindingFacts{*D, static_cast<unsigned>(*LoopLine)};
+    } else if (Name->starts_with("torch-sync-")) {
+      return Miss();
+    }
     if (!readMessage(F->getObject("message"), E.Message))
       return Miss();
     for (const json::Value &N : *Notes) {
@@ -226,25 +238,29 @@ std::optional<std::vector<ClangTidyError>> ResultsCache::lookup(StringRef Key) {
   return Errors;
 }
 
-void ResultsCache::store(StringRef Key, const std::vector<ClangTidyError> &Errors,
+void ResultsCache::store(StringRef Key, const std::vector<FindingRecord> &Errors,
                          const std::vector<std::string> &ReadFiles) {
   json::Array Inputs, Findings;
   for (const std::string &File : ReadFiles) {
     std::optional<uint64_t> Hash = contentHash(File);
     if (!Hash)
       return; // a file that cannot be read again: nothing to validate with
-    Inputs.push_back(json::Object{{"file", File}, {"hash", hex(*Hash)}});
+    Inputs.push_back(json::Object{{"file", File}, {"hash", hex64(*Hash)}});
   }
-  for (const ClangTidyError &E : Errors) {
+  for (const FindingRecord &E : Errors) {
     json::Array Notes;
     for (const tooling::DiagnosticMessage &Note : E.Notes)
       Notes.push_back(message(Note));
-    Findings.push_back(json::Object{{"check", E.DiagnosticName},
-                                    {"level", static_cast<int>(E.DiagLevel)},
-                                    {"buildDirectory", E.BuildDirectory},
-                                    {"warningAsError", E.IsWarningAsError},
-                                    {"message", message(E.Message)},
-                                    {"notes", std::move(Notes)}});
+    json::Object Finding{{"check", E.DiagnosticName},
+                         {"level", static_cast<int>(E.DiagLevel)},
+                         {"buildDirectory", E.BuildDirectory},
+                         {"warningAsError", E.IsWarningAsError},
+                         {"message", message(E.Message)},
+                         {"notes", std::move(Notes)}};
+    if (E.Facts)
+      Finding["facts"] = json::Object{{"dependency", dependencyName(E.Facts->Class)},
+                                      {"loopLine", E.Facts->LoopLine}};
+    Findings.push_back(std::move(Finding));
   }
   if (fs::create_directories(Directory))
     return;

@@ -8,6 +8,7 @@
 #define TORCH_SYNCFREE_RESULTS_CACHE_H
 
 #include "CacheAuth.h"
+#include "FindingRecord.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "llvm/ADT/StringMap.h"
 #include <mutex>
@@ -29,10 +30,10 @@ public:
                          llvm::StringRef LineFilter);
 
   /// The cached results of Key when every file it read still has the same content.
-  std::optional<std::vector<clang::tidy::ClangTidyError>> lookup(llvm::StringRef Key);
+  std::optional<std::vector<FindingRecord>> lookup(llvm::StringRef Key);
 
   /// Stores Errors with the files they were computed from (absolute paths).
-  void store(llvm::StringRef Key, const std::vector<clang::tidy::ClangTidyError> &Errors,
+  void store(llvm::StringRef Key, const std::vector<FindingRecord> &Errors,
              const std::vector<std::string> &ReadFiles);
 
   unsigned hits() const { return Hits; }

@@ -1,4 +1,5 @@
 #include "SharedPch.h"
+#include "TextEncoding.h"
 #include "CacheAuth.h"
 
 #include "SafeFileSystem.h"
@@ -291,7 +292,6 @@ private:
   std::shared_ptr<HeaderCollector> Collector;
 };
 
-std::string hex(uint64_t V) { return llvm::utohexstr(V, /*LowerCase=*/true, 16); }
 
 constexpr llvm::StringLiteral ManifestHeader = "torch-syncfree shared PCH v2";
 
@@ -442,7 +442,7 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
     std::string Header;
     for (size_t I = 0; I < Common; ++I)
       Header += Members.front().Lines[I].str() + "\n";
-    std::string Key = hex(llvm::xxh3_64bits(Identity + '\0' + Header));
+    std::string Key = hex64(llvm::xxh3_64bits(Identity + '\0' + Header));
     Group &G = Groups[Key];
     G.Key = Key;
     G.Header = Header;

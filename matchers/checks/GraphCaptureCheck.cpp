@@ -3,6 +3,7 @@
 // (synchronising a capturing stream is an error), so it is an error-level finding,
 // also when the sync is inside a function of this TU called during the capture.
 #include "CatalogChecks.h"
+#include "FindingFacts.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
 
@@ -99,7 +100,9 @@ void GraphCaptureCheck::check(const MatchFinder::MatchResult &Result) {
           "time; move it out of the captured region or keep the value on the device";
       // Each builder is emitted at the end of its statement: the error first, so the
       // note attaches to it.
-      diag(Call->getBeginLoc(), "%0", DiagnosticIDs::Error) << Message;
+      // A true dependency: the captured graph cannot replay a host wait.
+      attachFacts(diag(Call->getBeginLoc(), "%0", DiagnosticIDs::Error) << Message,
+                  FindingFacts{Dependency::True, 0});
       if (Via)
         diag(Begin->getBeginLoc(), "captured through a call to `%0` here", DiagnosticIDs::Note)
             << Via->getNameAsString();

@@ -1,0 +1,41 @@
+#include "FindingFacts.h"
+
+namespace torch_syncfree {
+
+// Argument 1 carries a tag and the class, argument 2 the loop line. The tag
+// keeps a diagnostic with a second integer argument of its own (none of ours
+// has one today) from being read as facts.
+static constexpr int64_t FactsTag = 0x7f5f0000;
+static constexpr unsigned ClassArgument = 1, LoopLineArgument = 2;
+
+void attachFacts(const clang::DiagnosticBuilder &Diag, const FindingFacts &Facts) {
+  Diag << static_cast<int>(FactsTag + static_cast<int64_t>(Facts.Class)) << Facts.LoopLine;
+}
+
+std::optional<FindingFacts> factsOf(const clang::Diagnostic &Info) {
+  if (Info.getNumArgs() <= LoopLineArgument ||
+      Info.getArgKind(ClassArgument) != clang::DiagnosticsEngine::ak_sint ||
+      Info.getArgKind(LoopLineArgument) != clang::DiagnosticsEngine::ak_uint)
+    return std::nullopt;
+  int64_t Tagged = Info.getArgSInt(ClassArgument);
+  if ((Tagged & ~int64_t(0xff)) != FactsTag)
+    return std::nullopt;
+  FindingFacts Facts;
+  switch (Tagged & 0xff) {
+  case static_cast<int>(Dependency::False):
+    Facts.Class = Dependency::False;
+    break;
+  case static_cast<int>(Dependency::True):
+    Facts.Class = Dependency::True;
+    break;
+  case static_cast<int>(Dependency::Intentional):
+    Facts.Class = Dependency::Intentional;
+    break;
+  default:
+    return std::nullopt;
+  }
+  Facts.LoopLine = static_cast<unsigned>(Info.getArgUInt(LoopLineArgument));
+  return Facts;
+}
+
+} // namespace torch_syncfree
