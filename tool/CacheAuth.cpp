@@ -1,4 +1,6 @@
 #include "CacheAuth.h"
+#include "llvm/Support/raw_ostream.h"
+#include <thread>
 #include <vector>
 
 #include "llvm/ADT/SmallString.h"
@@ -150,6 +152,29 @@ std::string fileDigest(llvm::StringRef Path) {
   Hasher.update((*Buffer)->getBuffer());
   auto Digest = Hasher.final();
   return llvm::toHex(Digest, /*LowerCase=*/true);
+}
+
+bool writeCacheFile(const std::string &Target, llvm::StringRef Bytes) {
+  std::string Temp = Target + ".tmp-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Temp, EC);
+    if (EC)
+      return false;
+    OS << Bytes;
+    OS.close(); // a write that fails at the final flush (a full disk) is an error here, not a fatal one later
+    if (OS.has_error()) {
+      OS.clear_error();
+      llvm::sys::fs::remove(Temp);
+      return false;
+    }
+  }
+  if (llvm::sys::fs::rename(Temp, Target)) {
+    llvm::sys::fs::remove(Temp);
+    return false;
+  }
+  return true;
 }
 
 } // namespace torch_syncfree

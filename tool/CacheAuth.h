@@ -44,6 +44,11 @@ std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::Stri
 /// The BLAKE3 digest of a file's bytes, hex; "" when it cannot be read.
 std::string fileDigest(llvm::StringRef Path);
 
+/// Writes a cache file through a temporary file renamed over Target (one per
+/// process and thread, so concurrent writers of one entry never interleave).
+/// False, with nothing left behind, when any step fails (a full disk too).
+bool writeCacheFile(const std::string &Target, llvm::StringRef Bytes);
+
 } // namespace torch_syncfree
 
 #endif

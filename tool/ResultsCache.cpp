@@ -266,27 +266,10 @@ void ResultsCache::store(StringRef Key, const std::vector<FindingRecord> &Errors
     return;
   SmallString<256> Path(Directory);
   llvm::sys::path::append(Path, Key + ".json");
-  std::string Temp = (Path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                      std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())))
-                         .str();
-  {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Temp, EC);
-    if (EC)
-      return;
-    std::string Entry;
-    llvm::raw_string_ostream(Entry)
-        << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
-    OS << Auth.sign(Entry);
-    OS.close(); // a write that fails at the final flush (a full disk) is an error here, not a fatal one later
-    if (OS.has_error()) {
-      OS.clear_error();
-      fs::remove(Temp);
-      return;
-    }
-  }
-  if (fs::rename(Temp, Path))
-    fs::remove(Temp);
+  std::string Entry;
+  llvm::raw_string_ostream(Entry)
+      << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
+  writeCacheFile(std::string(Path), Auth.sign(Entry));
 }
 
 } // namespace torch_syncfree

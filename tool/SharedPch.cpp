@@ -322,28 +322,6 @@ bool depsStillMatch(StringRef Manifest) {
   return true;
 }
 
-bool writeAtomically(const std::string &Target, StringRef Bytes) {
-  std::string Temp = Target + ".tmp-" + std::to_string(::getpid()) + "-" +
-                     std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Temp, EC);
-    if (EC)
-      return false;
-    OS << Bytes;
-    OS.close(); // a write that fails at the final flush (a full disk) is an error here, not a fatal one later
-    if (OS.has_error()) {
-      OS.clear_error();
-      fs::remove(Temp);
-      return false;
-    }
-  }
-  if (fs::rename(Temp, Target)) {
-    fs::remove(Temp);
-    return false;
-  }
-  return true;
-}
 
 } // namespace
 
@@ -501,7 +479,7 @@ bool SharedPchCache::build(Group &G) {
     ++Counts.Failed;
     return false;
   };
-  if (fs::create_directories(Directory) || !writeAtomically(Header, G.Header))
+  if (fs::create_directories(Directory) || !writeCacheFile(Header, G.Header))
     return Fail();
   CompileCommand Command = G.Command;
   Command.Filename = Header;
@@ -543,7 +521,7 @@ bool SharedPchCache::build(Group &G) {
                 " " + std::string(Absolute) + "\n";
   }
   // The manifest first: a reader that sees the new PCH sees its manifest.
-  if (!writeAtomically(Deps, Auth.sign(Manifest)) || fs::rename(Temp, Pch)) {
+  if (!writeCacheFile(Deps, Auth.sign(Manifest)) || fs::rename(Temp, Pch)) {
     fs::remove(Temp);
     return Fail();
   }
