@@ -381,7 +381,7 @@ def smallest_p_value(row):
 
 def slower_p_value(row):
     """One-sided exact Mann-Whitney p-value that the rewrite's wall times are larger than
-    the original's (all splits of the pooled runs enumerated; 1.0 without runs)."""
+    the original's (every split of the pooled runs counted; 1.0 without runs)."""
     try:
         before = row["original"]["wall_ms_per_step_runs"]
         after = row["fixed"]["wall_ms_per_step_runs"]
@@ -390,18 +390,30 @@ def slower_p_value(row):
     if not before or not after:
         return 1.0
 
-    def u_statistic(xs, ys):  # pairs where the rewrite is slower (ties count half)
-        return sum((y > x) + 0.5 * (y == x) for x in xs for y in ys)
-
-    observed = u_statistic(before, after)
-    pooled = before + after
-    count = total = 0
-    for chosen in itertools.combinations(range(len(pooled)), len(after)):
-        ys = [pooled[i] for i in chosen]
-        xs = [pooled[i] for i in range(len(pooled)) if i not in chosen]
-        total += 1
-        count += u_statistic(xs, ys) >= observed
-    return count / total
+    # The exact permutation distribution of the rank sum, by dynamic programming
+    # over the pooled runs (midranks for ties, doubled to stay integers): every
+    # split of the pooled runs counted, in O(n^2 * sum) instead of enumerating
+    # C(n1 + n2, n2) splits (155 million at 15 repeats a side).
+    pooled = sorted(before + after)
+    doubled_rank = {}
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j < len(pooled) and pooled[j] == pooled[i]:
+            j += 1
+        doubled_rank[pooled[i]] = i + j + 1  # 2 * the midrank of positions i..j-1 (1-based)
+        i = j
+    observed = sum(doubled_rank[y] for y in after)
+    m = len(after)
+    ways = [dict() for _ in range(m + 1)]  # ways[k][sum of k doubled ranks] = splits
+    ways[0][0] = 1
+    for value in pooled:
+        r = doubled_rank[value]
+        for k in range(min(m, len(pooled)), 0, -1):
+            for total, count in ways[k - 1].items():
+                ways[k][total + r] = ways[k].get(total + r, 0) + count
+    total = sum(ways[m].values())
+    return sum(count for s, count in ways[m].items() if s >= observed) / total
 
 
 def ratio(row):
