@@ -1,4 +1,5 @@
 #include "DeviceInference.h"
+#include "ApiFacts.h"
 #include <cstdlib>
 #include "TorchApi.h"
 
@@ -635,7 +636,7 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
     const FunctionDecl *FD = Call->getDirectCallee();
     StringRef Name = calleeName(Call);
     if (FD && isInTorchNamespace(FD)) {
-      if (isTensorFactoryName(Name)) {
+      if (hasApiTrait(Name, Factory)) {
         Result = factoryPlacement(Call);
         if (!Result)
           Result = Placement::Cpu; // factories default to the CPU

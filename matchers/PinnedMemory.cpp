@@ -1,4 +1,5 @@
 #include "PinnedMemory.h"
+#include "ApiFacts.h"
 #include "TorchApi.h"
 
 #include "clang/AST/ExprCXX.h"
@@ -14,12 +15,7 @@ namespace torch_syncfree {
 
 /// Views: the result shares its base's memory (and so its pinning).
 static bool isViewName(llvm::StringRef Name) {
-  static const llvm::StringSet<> Views = {"narrow", "slice", "select", "view", "reshape",
-                                          "detach", "squeeze", "unsqueeze", "flatten",
-                                          "index", "operator[]", "contiguous", "t", "transpose",
-                                          "permute", "expand", "expand_as", "view_as",
-                                          "reshape_as", "as_strided", "unfold"};
-  return Views.contains(Name);
+  return hasApiTrait(Name, View);
 }
 
 /// The tensor a view is taken of, or nullptr when \p E is no view.
@@ -164,7 +160,7 @@ static const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
 /// write the element: an in-place method (`add_`), `data_ptr`, an assignment.
 static bool writesElement(const Stmt *ElementUser) {
   if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(ElementUser);
-      Method && (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
+      Method && mayWriteTensorMemory(calleeName(Method)))
     return true;
   const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(ElementUser);
   return Assign && Assign->isAssignmentOp();
@@ -291,7 +287,7 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
           const Stmt *User = consumerOf(Ctx, ElementUse);
           if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(User);
               Method && ignoreWrappers(Method->getImplicitObjectArgument()) == ElementUse &&
-              (calleeName(Method).ends_with("_") || calleeName(Method).contains("data_ptr")))
+              mayWriteTensorMemory(calleeName(Method)))
             return std::nullopt;
           if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(User);
               Assign && Assign->isAssignmentOp())
@@ -403,8 +399,7 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
     return Pinning::Pinned;
   if (Name == "from_blob")
     return Pinning::Pageable; // the caller's memory: malloc'd or a std::vector
-  if (isTensorFactoryName(Name) || Name == "randn" || Name == "rand" || Name == "randint" ||
-      Name == "empty_like" || Name == "zeros_like" || Name == "ones_like") {
+  if (hasApiTrait(Name, Factory) || Name == "empty_like" || Name == "zeros_like" || Name == "ones_like") {
     for (const Expr *Arg : Call->arguments())
       if (!isa<CXXDefaultArgExpr>(Arg) && spellsPinnedOption(Ctx, Arg))
         return Pinning::Pinned;
@@ -452,7 +447,7 @@ static bool isReadOnlyUse(ASTContext &Ctx, const Expr *Use) {
       MC && MC->getImplicitObjectArgument() &&
       ignoreWrappers(MC->getImplicitObjectArgument())->IgnoreImplicit() == Use) {
     llvm::StringRef Name = calleeName(MC);
-    return isInTorchNamespace(MC->getDirectCallee()) && !Name.ends_with("_") && !Name.contains("data_ptr") &&
+    return isInTorchNamespace(MC->getDirectCallee()) && !mayWriteTensorMemory(Name) &&
            !Name.contains("accessor");
   }
   if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
@@ -626,7 +621,7 @@ static const Stmt *firstCopyFrom(TranslationUnitAnalysis &TU, const ValueDecl *S
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
       StringRef Name = calleeName(MC);
       const Expr *From = Name == "copy_" && MC->getNumArgs() > 0 ? MC->getArg(0)
-                         : Name == "to" || Name == "cuda"          ? MC->getImplicitObjectArgument()
+                         : hasApiTrait(Name, CopyToDevice)         ? MC->getImplicitObjectArgument()
                                                                    : nullptr;
       for (From = ignoreWrappers(From); From && !containerOfElement(Ctx, From) && viewBase(From);)
         From = ignoreWrappers(viewBase(From));
@@ -705,7 +700,7 @@ std::optional<PinAtCreation> pinAtCreation(TranslationUnitAnalysis &TU, const Ex
       Viewed = PE;
     }
     const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Viewed));
-    if (!Copy || !(calleeName(Copy) == "to" || calleeName(Copy) == "cuda"))
+    if (!Copy || !hasApiTrait(calleeName(Copy), CopyToDevice))
       continue;
     if (Use != Ref)
       return std::nullopt;

@@ -18,10 +18,6 @@ struct SyncCall {
   bool ReadsValue;             ///< the host receives the tensor's value (item, cpu, print)
 };
 
-/// Ops whose output size is computed from GPU data (torch-sync-dynamic-shape's
-/// catalog, also syncs for asSyncCall); one-argument `where` is one too.
-llvm::ArrayRef<llvm::StringRef> dataDependentShapeOps();
-
 /// The catalog's sync-inducing call \p Call is, if any.
 std::optional<SyncCall> asSyncCall(const clang::CallExpr *Call);
 

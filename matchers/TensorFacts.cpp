@@ -1,9 +1,9 @@
 #include "TensorFacts.h"
+#include "ApiFacts.h"
 #include "TorchApi.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace clang;
 
@@ -58,24 +58,14 @@ ElementKind elementKind(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
     return ElementKind::Unknown;
-  static const llvm::StringSet<> Predicates = {
-      "gt", "lt", "ge", "le", "eq", "ne", "greater", "less", "logical_and", "logical_or",
-      "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
-      "signbit", "isclose", "any", "all", "isreal", "greater_equal", "less_equal",
-      "not_equal", "bitwise_not"};
-  static const llvm::StringSet<> IntegerResults = {"argmax", "argmin", "nonzero", "argsort",
-                                                   "argwhere", "bincount", "randperm",
-                                                   "searchsorted", "bucketize", "multinomial"};
   // `std::get<1>(x.topk(k))`: the indices of the (values, indices) pairs.
   if (const auto *Call = dyn_cast<CallExpr>(E); Call && Call->getNumArgs() == 1 && calleeName(Call) == "get") {
     const FunctionDecl *Get = Call->getDirectCallee();
     const TemplateArgumentList *Args = Get ? Get->getTemplateSpecializationArgs() : nullptr;
     const auto *Pair = dyn_cast<CallExpr>(ignoreWrappers(Call->getArg(0)));
-    static const llvm::StringSet<> IndexPairs = {"topk", "sort", "max", "min", "kthvalue", "mode", "median",
-                                                 "cummax", "cummin"};
     if (Get && Get->isInStdNamespace() && Args && Args->size() >= 1 &&
         Args->get(0).getKind() == TemplateArgument::Integral && Pair && isInTorchNamespace(Pair->getDirectCallee()) &&
-        IndexPairs.contains(calleeName(Pair)))
+        hasApiTrait(calleeName(Pair), ValuesAndIndices))
       return Args->get(0).getAsIntegral() == 1 ? ElementKind::Integer : elementKind(calleeObject(Pair));
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
@@ -113,9 +103,9 @@ ElementKind elementKind(const Expr *E) {
     StringRef Name = calleeName(Call);
     if (!isInTorchNamespace(Call->getDirectCallee()))
       return ElementKind::Unknown;
-    if (Predicates.contains(Name))
+    if (hasApiTrait(Name, BoolResult))
       return ElementKind::Bool;
-    if (IntegerResults.contains(Name) || Name == "randint")
+    if (hasApiTrait(Name, IntegerResult) || Name == "randint")
       return ElementKind::Integer;
     if (Name == "to") { // to(kBool), to(device, kLong)
       for (const Expr *Arg : Call->arguments())
@@ -152,13 +142,7 @@ ElementKind elementKind(const Expr *E) {
     if (Name == "rand" || Name == "randn")
       return ElementKind::Floating;
     // Shape and order ops keep the element kind of their object.
-    static const llvm::StringSet<> KindPreserving = {
-        "view", "reshape", "squeeze", "unsqueeze", "flatten", "clone", "detach",
-        "contiguous", "cuda", "cpu", "t", "transpose", "permute", "expand", "index_select",
-        "slice", "select", "narrow", "repeat", "index", "gather", "take", "flip", "roll",
-        "masked_select", "max", "min", "amax", "amin", "abs", "neg", "clamp", "clamp_min",
-        "clamp_max", "relu", "pin_memory", "expand_as", "view_as", "reshape_as"};
-    if (KindPreserving.contains(Name)) {
+    if (hasApiTrait(Name, KindPreserving)) {
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
         return elementKind(MC->getImplicitObjectArgument());
       if (Call->getNumArgs() >= 1 && isTensorType(Call->getArg(0)->getType()))
@@ -176,14 +160,7 @@ ElementKind elementKind(const Expr *E) {
     }
     // Results that are floating whatever the input: means and norms, losses,
     // transcendental functions, layers and matrix products.
-    static const llvm::StringSet<> FloatingResults = {
-        "mean", "std", "var", "norm", "mse_loss", "cross_entropy", "nll_loss", "l1_loss",
-        "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-        "binary_cross_entropy_with_logits", "kl_div", "softmax", "log_softmax", "sigmoid",
-        "tanh", "exp", "log", "sqrt", "rsqrt", "matmul", "mm", "bmm", "linear", "conv1d",
-        "conv2d", "conv3d", "forward", "logsumexp", "randn_like", "rand_like", "clip_grad_norm_",
-        "dist", "cosine_similarity", "pairwise_distance"};
-    if (FloatingResults.contains(Name))
+    if (hasApiTrait(Name, FloatingResult))
       return ElementKind::Floating;
   }
   return ElementKind::Unknown;
@@ -205,18 +182,12 @@ bool isZeroDim(const Expr *E) {
     return true;
   const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
   bool NoArgs = explicitArgCount(Call) == 0;
-  static const llvm::StringSet<> FullReductions = {"argmax", "argmin", "sum", "mean", "max",
-                                                   "min", "prod", "norm", "any", "all", "std",
-                                                   "var", "median", "count_nonzero", "amax", "amin"};
-  if (MC && NoArgs && FullReductions.contains(Name))
+  if (MC && NoArgs && hasApiTrait(Name, FullReduction))
     return true;
   // A loss with its default reduction (mean): `cross_entropy(logits, target)`.
-  static const llvm::StringSet<> Losses = {
-      "cross_entropy", "mse_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-      "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cross_entropy_loss"};
-  if (!MC && Losses.contains(Name) && explicitArgCount(Call) == 2)
+  if (!MC && hasApiTrait(Name, Loss) && explicitArgCount(Call) == 2)
     return true;
-  if (!MC && FullReductions.contains(Name) && explicitArgCount(Call) == 1)
+  if (!MC && hasApiTrait(Name, FullReduction) && explicitArgCount(Call) == 1)
     return true; // torch::argmax(x)
   if (MC && (Name == "to" || Name == "cuda" || Name == "detach" || Name == "clone"))
     return isZeroDim(MC->getImplicitObjectArgument());

@@ -1,4 +1,5 @@
 #include "TorchApi.h"
+#include "ApiFacts.h"
 #include "DeviceInference.h"
 #include "TranslationUnitAnalysis.h"
 #include "UseClassifier.h"
@@ -183,7 +184,7 @@ bool mayMoveItsTensors(const CXXRecordDecl *Record) {
     return true;
   for (const CXXMethodDecl *Method : Record->methods())
     if (Method->getDeclName().isIdentifier() &&
-        llvm::is_contained({"to", "cuda", "cpu"}, Method->getName()))
+        hasApiTrait(Method->getName(), DeviceMove))
       return true;
   bool Module = false;
   Record->forallBases([&](const CXXRecordDecl *Base) {
@@ -646,22 +647,6 @@ unsigned explicitArgCount(const CallExpr *Call) {
     ++N;
   }
   return N;
-}
-
-bool isTensorFactoryName(StringRef Name) {
-  return llvm::StringSwitch<bool>(Name)
-      .Cases({"zeros", "ones", "empty", "full", "rand", "randn", "randint"}, true)
-      .Cases({"randperm", "arange", "range", "linspace", "logspace", "eye"}, true)
-      .Cases({"tensor", "scalar_tensor", "from_blob", "empty_strided"}, true)
-      .Cases({"normal", "bernoulli", "zeros_like", "ones_like", "empty_like"}, false)
-      .Default(false);
-}
-
-bool isDeterministicFillFactory(StringRef Name) {
-  return llvm::StringSwitch<bool>(Name)
-      .Cases({"zeros", "ones", "empty", "full", "arange", "range"}, true)
-      .Cases({"linspace", "logspace", "eye"}, true)
-      .Default(false);
 }
 
 bool isIntervalCondition(const Expr *Condition) {

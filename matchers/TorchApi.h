@@ -84,12 +84,6 @@ int parameterIndex(const clang::CallExpr *Call, llvm::StringRef Name);
 /// Number of arguments written in the source (defaulted ones are not).
 unsigned explicitArgCount(const clang::CallExpr *Call);
 
-/// Factories that make a new tensor from sizes or values, on the CPU unless their
-/// TensorOptions name a device.
-bool isTensorFactoryName(llvm::StringRef Name);
-/// Factories whose contents do not depend on the device they run on, so creating
-/// directly on the GPU gives the same values as creating on the CPU and copying.
-bool isDeterministicFillFactory(llvm::StringRef Name);
 
 /// The comment a fix appends to a sync it inserts on purpose (the one read
 /// after a loop, the one coalesced copy): clang-tidy's NOLINT keeps every check

@@ -15,6 +15,7 @@ PACKAGES=(
   pre-commit                         # the hook run by pre-commit itself (test/tool/pre-commit.test)
   neovim                             # a real LSP client for test/tool/nvim.test
   python3-jsonschema                 # SARIF schema validation in test/tool/sarif.test
+  libgtest-dev                       # unit tests of the engine (test/unit, gtest)
 )
 
 missing=()

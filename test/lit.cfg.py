@@ -138,6 +138,7 @@ config.substitutions.append(("%tidy_plugin", "%s --load=%s" % (clang_tidy, plugi
 config.substitutions.append(("%clangxx", clangxx))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%src", src))
+config.substitutions.append(("%engine_unit_tests", os.path.join(config.torch_syncfree_bin, "bin", "engine-unit-tests")))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 # Shared PCHs of runs without -p go here, not into the user's ~/.cache.

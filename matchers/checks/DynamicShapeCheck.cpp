@@ -1,4 +1,5 @@
 #include "CatalogChecks.h"
+#include "ApiFacts.h"
 #include "SyncCalls.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -70,7 +71,8 @@ static std::optional<EmptinessTest> emptinessTest(ASTContext &Ctx, const CallExp
 }
 
 void DynamicShapeCheck::registerMatchers(MatchFinder *Finder) {
-  std::vector<StringRef> Names(dataDependentShapeOps().begin(), dataDependentShapeOps().end());
+  llvm::ArrayRef<StringRef> Ops = namesWithTrait(DataDependentShape);
+  std::vector<StringRef> Names(Ops.begin(), Ops.end());
   Names.push_back("where"); // the one-argument form, told apart in check()
   Finder->addMatcher(
       callExpr(callee(functionDecl(hasAnyName(Names))), matchers::userCode(hub())).bind("call"),

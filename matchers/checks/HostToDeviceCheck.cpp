@@ -1,4 +1,5 @@
 #include "HostToDeviceCheck.h"
+#include "ApiFacts.h"
 #include "CopyCalls.h"
 #include "CatalogChecks.h"
 #include "PinnedMemory.h"
@@ -59,7 +60,7 @@ bool HostToDeviceCheck::sourceWrittenAfter(const Expr *Source, const Stmt *Copy,
         if (!Object || Object->IgnoreParenImpCasts() != Use)
           continue; // an argument of a LibTorch method: read, not written
         StringRef Name = calleeName(MC);
-        IsWrite = Name.ends_with("_") || Name.contains("data_ptr") || Name.contains("accessor");
+        IsWrite = mayWriteTensorMemory(Name);
       } else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
         IsWrite = Op->isAssignmentOp() && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use;
       } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
@@ -105,7 +106,7 @@ static const CallExpr *createThenCopyFactory(const CXXMemberCallExpr *Call, cons
     return nullptr;
   const auto *Factory = dyn_cast_or_null<CallExpr>(ignoreWrappers(Call->getImplicitObjectArgument()));
   if (Factory && !isa<CXXMemberCallExpr>(Factory) && !isa<CXXOperatorCallExpr>(Factory) &&
-      isInTorchNamespace(Factory->getDirectCallee()) && isDeterministicFillFactory(calleeName(Factory)) &&
+      isInTorchNamespace(Factory->getDirectCallee()) && hasApiTrait(calleeName(Factory), DeterministicFill) &&
       SourceAt == Placement::Cpu && explicitArgCount(Call) == (Method == "cuda" ? 0u : 1u) &&
       (Method == "cuda" || plainDeviceArgument(DeviceArg)))
     return Factory;

@@ -1,0 +1,166 @@
+// Unit tests of the device oracle, the use classifier and the API table on
+// small ASTs parsed against the mock LibTorch headers. Each case names the
+// expression under test by passing it to `probe(...)`.
+#include "ApiFacts.h"
+#include "DeviceInference.h"
+#include "TranslationUnitAnalysis.h"
+#include "UseClassifier.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "clang/Tooling/Tooling.h"
+#include "gtest/gtest.h"
+
+using namespace clang;
+using namespace torch_syncfree;
+
+namespace {
+
+/// One parsed TU and its engine analysis.
+class Parsed {
+public:
+  explicit Parsed(llvm::StringRef Body)
+      : AST(tooling::buildASTFromCodeWithArgs(
+            ("#include <torch/torch.h>\n#include <cstdio>\n"
+             "void probe(const torch::Tensor &);\nvoid probe(float);\n" +
+             Body)
+                .str(),
+            {"-std=c++17", "-isystem", TORCH_SYNCFREE_MOCK_INCLUDE}, "input.cpp")) {
+    if (AST)
+      TU = std::make_unique<TranslationUnitAnalysis>(AST->getASTContext());
+  }
+  bool ok() const { return AST && !AST->getDiagnostics().hasErrorOccurred(); }
+
+  /// The argument of the first call to probe().
+  const Expr *probed() {
+    struct Finder : RecursiveASTVisitor<Finder> {
+      const Expr *Found = nullptr;
+      bool VisitCallExpr(CallExpr *Call) {
+        const FunctionDecl *FD = Call->getDirectCallee();
+        if (!Found && FD && FD->getName() == "probe" && Call->getNumArgs() == 1)
+          Found = Call->getArg(0)->IgnoreImpCasts();
+        return true;
+      }
+    } F;
+    F.TraverseAST(AST->getASTContext());
+    return F.Found;
+  }
+  /// The first `item()` call.
+  const Expr *firstItem() {
+    struct Finder : RecursiveASTVisitor<Finder> {
+      const Expr *Found = nullptr;
+      bool VisitCXXMemberCallExpr(CXXMemberCallExpr *Call) {
+        const CXXMethodDecl *M = Call->getMethodDecl();
+        if (!Found && M && M->getDeclName().isIdentifier() && M->getName() == "item")
+          Found = Call;
+        return true;
+      }
+    } F;
+    F.TraverseAST(AST->getASTContext());
+    return F.Found;
+  }
+
+  Placement placementOfProbe() { return TU->oracle().tensorPlacement(probed()); }
+  UseVerdict classifyFirstItem() { return TU->classifier(ClassifierOptions{}).classify(firstItem()); }
+
+private:
+  std::unique_ptr<ASTUnit> AST;
+  std::unique_ptr<TranslationUnitAnalysis> TU;
+};
+
+Placement placementOf(llvm::StringRef Body) {
+  Parsed P(Body);
+  EXPECT_TRUE(P.ok()) << Body.str();
+  if (!P.ok() || !P.probed())
+    return Placement::Unknown;
+  return P.placementOfProbe();
+}
+
+UseVerdict verdictOf(llvm::StringRef Body) {
+  Parsed P(Body);
+  EXPECT_TRUE(P.ok()) << Body.str();
+  if (!P.ok() || !P.firstItem())
+    return UseVerdict{};
+  return P.classifyFirstItem();
+}
+
+TEST(DeviceOracle, FactoryWithoutDeviceIsOnTheCpu) {
+  EXPECT_EQ(placementOf("void f() { auto x = torch::rand({2}); probe(x); }"), Placement::Cpu);
+}
+
+TEST(DeviceOracle, CudaMovesToTheGpu) {
+  EXPECT_EQ(placementOf("void f() { auto x = torch::rand({2}).cuda(); probe(x); }"), Placement::Gpu);
+}
+
+TEST(DeviceOracle, ToKCudaMovesToTheGpu) {
+  EXPECT_EQ(placementOf("void f() { auto x = torch::ones({2}).to(torch::kCUDA); probe(x); }"),
+            Placement::Gpu);
+}
+
+TEST(DeviceOracle, FactoryOptionsNameTheDevice) {
+  EXPECT_EQ(placementOf("void f() { auto x = torch::zeros({2}, "
+                        "torch::TensorOptions().device(torch::kCUDA)); probe(x); }"),
+            Placement::Gpu);
+}
+
+TEST(DeviceOracle, CpuComesBackToTheHost) {
+  EXPECT_EQ(placementOf("void f() { auto g = torch::rand({2}).cuda(); auto h = g.cpu(); probe(h); }"),
+            Placement::Cpu);
+}
+
+TEST(DeviceOracle, OpsKeepTheirInputsDevice) {
+  EXPECT_EQ(placementOf("void f() { auto g = torch::rand({2}).cuda(); probe(g * 2 + 1); }"),
+            Placement::Gpu);
+}
+
+TEST(DeviceOracle, AParameterIsUnknown) {
+  EXPECT_EQ(placementOf("void f(torch::Tensor t) { probe(t); }"), Placement::Unknown);
+}
+
+TEST(UseClassifier, ALoggedValueIsAFalseDependency) {
+  UseVerdict V = verdictOf("void f(torch::Tensor t) { float v = t.item<float>(); "
+                           "std::printf(\"%f\\n\", v); }");
+  EXPECT_EQ(V.Kind, Dependency::False);
+  EXPECT_NE(V.Reason.find("logged"), std::string::npos) << V.Reason;
+}
+
+TEST(UseClassifier, ABranchOnTheValueIsATrueDependency) {
+  UseVerdict V = verdictOf("int f(torch::Tensor t) { if (t.item<float>() > 0) return 1; return 0; }");
+  EXPECT_EQ(V.Kind, Dependency::True);
+}
+
+TEST(UseClassifier, AReturnedValueIsATrueDependency) {
+  UseVerdict V = verdictOf("float f(torch::Tensor t) { return t.item<float>(); }");
+  EXPECT_EQ(V.Kind, Dependency::True);
+  EXPECT_NE(V.Reason.find("returned"), std::string::npos) << V.Reason;
+}
+
+TEST(UseClassifier, TheLoopLineIsKept) {
+  UseVerdict V = verdictOf("void f(torch::Tensor t) {\n"
+                           "  for (int i = 0; i < 3; ++i) {\n"
+                           "    float v = t.item<float>(); std::printf(\"%f\\n\", v);\n"
+                           "  }\n"
+                           "}");
+  EXPECT_EQ(V.Kind, Dependency::False);
+  EXPECT_EQ(V.LoopLine, 6u); // 4 prelude lines, then the body's line 2
+}
+
+TEST(ApiFacts, TraitsComeFromOneTable) {
+  EXPECT_TRUE(hasApiTrait("item", ValueRead));
+  EXPECT_TRUE(hasApiTrait("nonzero", DataDependentShape));
+  EXPECT_TRUE(hasApiTrait("nonzero", WaitingOp));
+  EXPECT_TRUE(hasApiTrait("nonzero", IntegerResult));
+  EXPECT_TRUE(hasApiTrait("zeros", Factory));
+  EXPECT_TRUE(hasApiTrait("zeros", DeterministicFill));
+  EXPECT_FALSE(hasApiTrait("rand", DeterministicFill));
+  EXPECT_TRUE(hasApiTrait("cudaDeviceSynchronize", Barrier));
+  EXPECT_TRUE(hasApiTrait("narrow", View));
+  EXPECT_EQ(apiTraits("no_such_op"), 0u);
+  EXPECT_TRUE(isInPlaceName("add_"));
+  EXPECT_FALSE(isInPlaceName("_"));
+  EXPECT_TRUE(mayWriteTensorMemory("data_ptr"));
+  for (llvm::StringRef Name : namesWithTrait(DataDependentShape))
+    EXPECT_TRUE(hasApiTrait(Name, WaitingOp)) << Name.str();
+}
+
+} // namespace
