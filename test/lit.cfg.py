@@ -87,7 +87,7 @@ if getattr(config, "torch_syncfree_tsan", "OFF").upper() in ("ON", "1", "TRUE"):
 
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
-config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output"]  # corpus/: scored by real/corpus.test
+config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test
 if "tsan" not in config.available_features:
     config.excludes.append("tsan")  # run by the TSan leg only
 config.test_source_root = os.path.dirname(__file__)
