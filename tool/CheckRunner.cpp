@@ -1,5 +1,6 @@
 #include "CheckRunner.h"
 
+#include "CompileCommandSanitizer.h"
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang/AST/ASTConsumer.h"
@@ -171,6 +172,7 @@ public:
   bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
                      std::shared_ptr<PCHContainerOperations> PCHContainerOps,
                      DiagnosticConsumer *DiagConsumer) override {
+    includeHeaderInsteadOfProbedPch(*Invocation); // before any PCH of ours
     // As clang-tidy: __clang_analyzer__ is defined, carets are not printed.
     Invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
     Invocation->getDiagnosticOpts().ShowCarets = false;

@@ -1,4 +1,5 @@
 #include "CompileCommandSanitizer.h"
+#include "clang/Lex/PreprocessorOptions.h"
 
 #include "clang/Options/Options.h"
 #include "llvm/ADT/StringExtras.h"
@@ -368,6 +369,17 @@ void scrubCompilerEnvironment() {
              << "' (the environment cannot change the analysed command)\n";
       unsetenv(Name);
     }
+}
+
+void includeHeaderInsteadOfProbedPch(clang::CompilerInvocation &Invocation) {
+  clang::PreprocessorOptions &PP = Invocation.getPreprocessorOpts();
+  if (PP.ImplicitPCHInclude.empty())
+    return;
+  llvm::StringRef Header = PP.ImplicitPCHInclude;
+  // The driver probes only for the first -include, so X goes first.
+  if (Header.consume_back(".pch") || Header.consume_back(".gch"))
+    PP.Includes.insert(PP.Includes.begin(), Header.str());
+  PP.ImplicitPCHInclude.clear();
 }
 
 } // namespace torch_syncfree

@@ -8,6 +8,7 @@
 
 #include "clang-tidy/ClangTidyOptions.h"
 #include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Frontend/CompilerInvocation.h"
 #include "llvm/ADT/StringRef.h"
 #include <memory>
 #include <string>
@@ -72,6 +73,13 @@ sanitizeOptionsProvider(std::unique_ptr<clang::tidy::ClangTidyOptionsProvider> I
 /// CCC_OVERRIDE_OPTIONS and friends edit every clang command line; the tool
 /// ignores them (with a warning) so the environment cannot smuggle options in.
 void scrubCompilerEnvironment();
+
+/// clang's driver turns `-include X` into `-include-pch X.pch` when a file
+/// X.pch (or X.gch) exists: a file the repository ships would replace the
+/// header (findings vanish; a corrupt one fails the parse or crashes clang).
+/// The sanitizer drops explicit -include-pch, so an implicit PCH in a fresh
+/// invocation came from that probe: X is included as written instead.
+void includeHeaderInsteadOfProbedPch(clang::CompilerInvocation &Invocation);
 
 } // namespace torch_syncfree
 

@@ -1,4 +1,5 @@
 #include "SharedPch.h"
+#include "CompileCommandSanitizer.h"
 #include "TextEncoding.h"
 #include "CacheAuth.h"
 
@@ -272,6 +273,7 @@ public:
   bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
                      std::shared_ptr<PCHContainerOperations> PCHContainerOps,
                      DiagnosticConsumer *DiagConsumer) override {
+    includeHeaderInsteadOfProbedPch(*Invocation); // before any PCH of ours
     // As the analysis (CheckRunner): the PCH must match its macros exactly.
     Invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
     Invocation->getFrontendOpts().OutputFile = Output;
