@@ -312,6 +312,39 @@ void mergeCoincidentInsertions(std::vector<FindingRecord> &Errors) {
   }
 }
 
+/// Why --fix must not write Path, or "". Only regular files inside the
+/// project are written: the project is the nearest directory above Path (as
+/// named, symlinks not followed) that holds a .git, else Path's own directory.
+/// A file that resolves outside it (a committed symlink to a file elsewhere)
+/// is refused; one that resolves inside is fixed at its target.
+static std::string outsideProjectReason(StringRef Path) {
+  SmallString<256> Root;
+  for (StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
+       Dir = llvm::sys::path::parent_path(Dir)) {
+    SmallString<256> Git(Dir);
+    llvm::sys::path::append(Git, ".git");
+    if (llvm::sys::fs::exists(Git)) {
+      Root = Dir;
+      break;
+    }
+    if (llvm::sys::path::parent_path(Dir) == Dir)
+      break;
+  }
+  if (Root.empty())
+    Root = llvm::sys::path::parent_path(Path);
+  SmallString<256> RealRoot, RealPath;
+  if (llvm::sys::fs::real_path(Root, RealRoot) || llvm::sys::fs::real_path(Path, RealPath))
+    return "cannot resolve " + Path.str();
+  llvm::sys::fs::file_status Status;
+  if (llvm::sys::fs::status(RealPath, Status) || !llvm::sys::fs::is_regular_file(Status))
+    return Path.str() + " is not a regular file";
+  StringRef Inside = RealPath;
+  if (!Inside.consume_front(RealRoot) || !Inside.starts_with("/"))
+    return Path.str() + " resolves to " + RealPath.str().str() + ", outside the project " +
+           RealRoot.str().str();
+  return "";
+}
+
 FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
                       bool DryRun, llvm::raw_ostream &Out,
                       llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot) {
@@ -370,6 +403,11 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
   for (const auto &Entry : PerFile) {
     StringRef Path = Entry.first();
     unsigned Findings = Contributors[Path.str()].size();
+    if (std::string Reason = outsideProjectReason(Path); !Reason.empty()) {
+      Log << "torch-syncfree: error: " << Reason << "; its fixes were not written\n";
+      Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
+      continue;
+    }
     auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!Buffer) {
