@@ -621,7 +621,8 @@ private:
           continue;
         ReportedCompileError = true;
         std::string Message = "torch-syncfree cannot analyse this file: " +
-                              (InThisFile ? "" : E.Message.FilePath + ": ") + E.Message.Message;
+                              (InThisFile ? "" : E.Message.FilePath + ": ") +
+                              quotableCompileError(E.Message.Message);
         Result.Extra.push_back(
             problem(Text, InThisFile ? E.Message.FileOffset : 0, 1, E.DiagnosticName, Message));
         continue;

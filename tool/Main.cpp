@@ -764,7 +764,7 @@ void analyseUnits(Batch &B) {
                                        ? std::string("(no file)")
                                        : torch_syncfree::fileLineColumn(Error.Message.FilePath,
                                                                         Error.Message.FileOffset)) +
-                                  ": " + Error.Message.Message;
+                                  ": " + torch_syncfree::quotableCompileError(Error.Message.Message);
             continue;
           }
           // A header analysed through an includer: its own findings only.

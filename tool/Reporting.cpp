@@ -63,6 +63,17 @@ static void locate(ReportedFinding &F, llvm::StringMap<LoadedFile> &Files) {
   F.SourceLine = It->second;
 }
 
+std::string quotableCompileError(StringRef Message) {
+  Message = Message.split('\n').first;
+  for (StringRef Assertion : {"static assertion failed", "static_assert failed"})
+    if (Message.starts_with(Assertion))
+      return (Assertion + " (its message is not shown)").str();
+  constexpr size_t Limit = 240;
+  if (Message.size() <= Limit)
+    return Message.str();
+  return (Message.take_front(Limit) + "...").str();
+}
+
 std::string fileLineColumn(StringRef File, unsigned Offset) {
   ReportedFinding Where;
   Where.File = File.str();

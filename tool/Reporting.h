@@ -75,6 +75,12 @@ std::string writeBaseline(const std::vector<ReportedFinding> &Findings, llvm::St
 std::string applyBaseline(std::vector<ReportedFinding> &Findings, llvm::StringRef Path,
                           unsigned &Suppressed);
 
+/// clang's first error as a "does not compile" message may quote it: its first
+/// line, at most 240 bytes, and without a static_assert's evaluated message
+/// (C++26 lets it be built from `#embed`ed data: any readable file, printed
+/// in CI logs that are often public).
+std::string quotableCompileError(llvm::StringRef Message);
+
 /// "file:line:col" of a byte offset of a file (1-based, as clang prints), or
 /// the path alone when the file cannot be read.
 std::string fileLineColumn(llvm::StringRef File, unsigned Offset);
