@@ -87,6 +87,11 @@ if getattr(config, "torch_syncfree_tsan", "OFF").upper() in ("ON", "1", "TRUE"):
 
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
+# Permission bits do not stop root: tests of unreadable or unenterable paths need another user.
+if hasattr(os, "geteuid") and os.geteuid() != 0:
+    config.available_features.add("non-root")
+else:
+    lit_config.note("running as root: permission tests (untrusted-unenterable.test) are UNSUPPORTED")
 config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test
 if "tsan" not in config.available_features:
     config.excludes.append("tsan")  # run by the TSan leg only

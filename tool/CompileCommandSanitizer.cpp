@@ -1,4 +1,5 @@
 #include "CompileCommandSanitizer.h"
+#include <unistd.h>
 #include "clang/Lex/PreprocessorOptions.h"
 
 #include "clang/Options/Options.h"
@@ -314,6 +315,9 @@ std::string SanitizedDatabase::commandError(StringRef File) const {
   for (const tooling::CompileCommand &Command : Commands) {
     if (!sys::fs::is_directory(Command.Directory))
       return "the directory of its compile command does not exist: '" + Command.Directory + "'";
+    // ClangTool would chdir there and abort the process (LLVM ERROR) on failure.
+    if (::access(Command.Directory.c_str(), X_OK) != 0)
+      return "the directory of its compile command cannot be entered: '" + Command.Directory + "'";
     SanitizerReport Report;
     sanitizeCommandLine(Command.CommandLine, Command.Directory, Report);
     if (!Report.Error.empty())
