@@ -1,4 +1,6 @@
 #include "CacheAuth.h"
+#include <cerrno>
+#include <csignal>
 #include "llvm/Support/raw_ostream.h"
 #include <thread>
 #include <vector>
@@ -42,6 +44,31 @@ bool readKey(const std::string &Path, unsigned char *Key, std::string &Why) {
 }
 } // namespace
 
+/// Removes temporary files a killed run left in Dir: ours are named
+/// "<entry>.tmp-<pid>-<thread>[...]" (clang's own output temporaries add a
+/// suffix to that name). Only regular files of this user whose process is gone
+/// (no process with that pid: kill(pid, 0) fails with ESRCH) are removed;
+/// symlinks are never followed.
+static void removeStaleTemporaries(const std::string &Dir) {
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; !EC && It != End; It.increment(EC)) {
+    llvm::StringRef Name = llvm::sys::path::filename(It->path());
+    size_t At = Name.find(".tmp-");
+    if (At == llvm::StringRef::npos)
+      continue;
+    llvm::StringRef Pid = Name.drop_front(At + 5).take_while(llvm::isDigit);
+    unsigned long Value = 0;
+    if (Pid.empty() || Pid.getAsInteger(10, Value) || Value == 0 || Value > INT32_MAX)
+      continue;
+    struct stat Status;
+    if (::lstat(It->path().c_str(), &Status) != 0 || !S_ISREG(Status.st_mode) ||
+        Status.st_uid != ::getuid())
+      continue;
+    if (::kill(static_cast<pid_t>(Value), 0) == -1 && errno == ESRCH)
+      ::unlink(It->path().c_str());
+  }
+}
+
 std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::StringRef> Subdirs) {
   std::vector<std::string> Paths{Dir.str()};
   for (llvm::StringRef Sub : Subdirs)
@@ -64,6 +91,8 @@ std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::Stri
     if (Status.st_mode & (S_IWGRP | S_IWOTH))
       return Path + " is writable by other users";
   }
+  for (const std::string &Path : Paths)
+    removeStaleTemporaries(Path);
   return "";
 }
 
