@@ -50,7 +50,8 @@ private:
 
 class JsonFormatter : public FindingFormatter {
 public:
-  void finish(const std::vector<ReportedFinding> &Reported, llvm::raw_ostream &OS) override {
+  void finish(const std::vector<ReportedFinding> &Reported, llvm::ArrayRef<ConfigNotice>,
+              llvm::raw_ostream &OS) override {
     printJson(Reported, OS);
   }
 };
@@ -59,8 +60,9 @@ class SarifFormatter : public FindingFormatter {
 public:
   SarifFormatter(std::string Root, std::string ToolVersion)
       : Root(std::move(Root)), ToolVersion(std::move(ToolVersion)) {}
-  void finish(const std::vector<ReportedFinding> &Reported, llvm::raw_ostream &OS) override {
-    printSarif(Reported, Root, ToolVersion, OS);
+  void finish(const std::vector<ReportedFinding> &Reported, llvm::ArrayRef<ConfigNotice> Notices,
+              llvm::raw_ostream &OS) override {
+    printSarif(Reported, Root, ToolVersion, OS, Notices);
   }
 
 private:

@@ -21,7 +21,9 @@ public:
   virtual void unit(const std::vector<FindingRecord> &Findings,
                     clang::tidy::ClangTidyContext &Context) {}
   /// The run's findings as reported, once, after every unit.
-  virtual void finish(const std::vector<ReportedFinding> &Reported, llvm::raw_ostream &OS) {}
+  /// Notices: what the repository's configuration changed (ConfigAudit.h).
+  virtual void finish(const std::vector<ReportedFinding> &Reported,
+                      llvm::ArrayRef<ConfigNotice> Notices, llvm::raw_ostream &OS) {}
 };
 
 /// clang-style diagnostics with snippets; FindingsToStderr when stdout carries

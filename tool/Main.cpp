@@ -18,6 +18,7 @@
 #include "LspServer.h"
 #include "Reporting.h"
 #include "Formatters.h"
+#include "ConfigAudit.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -139,6 +140,11 @@ cl::opt<std::string> SarifRootOption("sarif-root",
 cl::opt<std::string> ConfigFile("config-file",
                                 cl::desc("Read the configuration from this .clang-tidy-style file"),
                                 cl::value_desc("file"), cl::cat(Category));
+cl::opt<bool> IgnoreRepoConfig(
+    "ignore-repo-config",
+    cl::desc("Ignore the repository's .clang-tidy files: the defaults and this command line "
+             "decide the checks and their options (for CI on untrusted code)"),
+    cl::cat(Category));
 cl::opt<std::string> HeaderFilter("header-filter",
                                   cl::desc("Regular expression of the headers whose findings are "
                                            "shown (default: every non-system header)"),
@@ -270,6 +276,10 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServe
     Overrides.ExtraArgsBefore =
         std::vector<std::string>(ExtraArgsBefore.begin(), ExtraArgsBefore.end());
   std::vector<std::string> Removed(RemovedArgs.begin(), RemovedArgs.end());
+  if (IgnoreRepoConfig && !CommandLineConfig)
+    return torch_syncfree::sanitizeOptionsProvider(
+        std::make_unique<ConfigOptionsProvider>(Global, Defaults, ClangTidyOptions(), Overrides),
+        std::move(Removed));
   if (CommandLineConfig)
     return torch_syncfree::sanitizeOptionsProvider(
         std::make_unique<ConfigOptionsProvider>(Global, Defaults, *CommandLineConfig, Overrides),
@@ -382,6 +392,7 @@ struct Batch {
   std::atomic<unsigned> Crashed{0}; ///< units whose analysis crashed (recovered)
   // Post-processing and output.
   std::unique_ptr<torch_syncfree::FindingFormatter> Formatter;
+  std::vector<torch_syncfree::ConfigNotice> ConfigNotices; ///< what .clang-tidy files changed
   std::vector<FindingRecord> AllFindings;
   std::vector<torch_syncfree::ReportedFinding> Reported;
   unsigned Baselined = 0;
@@ -570,7 +581,7 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
     if (Files.empty()) {
       if (!Quiet)
         errs() << "torch-syncfree: shard " << Shard << " has no translation unit\n";
-      B.Formatter->finish({}, outs());
+      B.Formatter->finish({}, {}, outs());
       return ExitClean;
     }
   }
@@ -949,7 +960,11 @@ void printFindings(Batch &B) {
            std::tie(Other.Message.FilePath, Other.Message.FileOffset);
   });
   torch_syncfree::pauseForTesting("before-report");
-  B.Formatter->finish(B.Reported, outs());
+  std::vector<StringRef> CheckNames;
+  for (const torch_syncfree::CheckInfo &Info : torch_syncfree::checkCatalog())
+    CheckNames.push_back(Info.Name);
+  B.ConfigNotices = torch_syncfree::auditRepositoryConfig(*makeOptionsProvider(), B.Files, CheckNames);
+  B.Formatter->finish(B.Reported, B.ConfigNotices, outs());
 }
 
 /// --export-fixes, then --fix (or its --dry-run diff).
@@ -1009,6 +1024,10 @@ void printSummary(Batch &B) {
   auto &PchDirectory = B.PchDirectory;
   auto &PlainRetries = B.PlainRetries;
   auto &Fixes = B.Fixes;
+  // Always said, --quiet too: a repository narrowing its own CI check is news.
+  for (const torch_syncfree::ConfigNotice &N : B.ConfigNotices)
+    errs() << "torch-syncfree: warning: " << N.File << " " << N.Message
+           << " (--ignore-repo-config or --config-file pins the checks)\n";
   if (B.ShowProgress) {
     // The closing summary: per check, per dependency class, fixes, files, time.
     std::map<std::string, unsigned> PerCheck, PerClass;

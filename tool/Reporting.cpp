@@ -246,7 +246,7 @@ std::string sarifRootFor(StringRef Cwd) {
 }
 
 void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
-                StringRef ToolVersion, llvm::raw_ostream &OS) {
+                StringRef ToolVersion, llvm::raw_ostream &OS, llvm::ArrayRef<ConfigNotice> Notices) {
   // Hand-written on llvm::json: clang's SarifDocumentWriter has no
   // uriBaseId/originalUriBaseIds, partialFingerprints, rule help or fixes,
   // and it needs a live SourceManager over files that may have changed.
@@ -345,7 +345,9 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
         continue;
       Related.push_back(json::Object{
           {"id", Related.size()},
-          {"message", json::Object{{"text", N.Message}}},
+          {"message", json::Object{{"text", "The repository's " +
+                                                 llvm::sys::path::filename(N.File).str() +
+                                                 " " + N.Message}}},
           {"physicalLocation", json::Object{{"artifactLocation", Location(N.File)},
                                             {"region", Region(N.File, N.Offset, 0)}}}});
     }
@@ -369,11 +371,27 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
     Results.push_back(std::move(Result));
   }
 
+  // What the repository's configuration did to the checks (issue 23): CI sees it.
+  json::Array Notifications;
+  for (const ConfigNotice &N : Notices) {
+    json::Object Where{{"artifactLocation", Location(N.File)}};
+    Notifications.push_back(json::Object{
+        {"level", "warning"},
+        {"message", json::Object{{"text", "The repository's " +
+                                                 llvm::sys::path::filename(N.File).str() +
+                                                 " " + N.Message}}},
+        {"locations", json::Array{json::Object{{"physicalLocation", std::move(Where)}}}}});
+  }
   json::Array Artifacts;
   for (const std::string &Path : ArtifactPaths) {
     json::Object L = Location(Path);
     L.erase("index");
     StringRef Ext = llvm::sys::path::extension(Path);
+    if (llvm::sys::path::filename(Path) == ".clang-tidy") {
+      Artifacts.push_back(json::Object{{"location", std::move(L)},
+                                       {"roles", json::Array{"userSpecifiedConfiguration"}}});
+      continue;
+    }
     Artifacts.push_back(json::Object{
         {"location", std::move(L)},
         {"roles", json::Array{"analysisTarget"}},
@@ -391,6 +409,10 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
       {"artifacts", std::move(Artifacts)},
       {"columnKind", "utf16CodeUnits"},
       {"results", std::move(Results)}};
+  if (!Notifications.empty())
+    Run["invocations"] = json::Array{json::Object{
+        {"executionSuccessful", true},
+        {"toolConfigurationNotifications", std::move(Notifications)}}};
   json::Object Document{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
                         {"version", "2.1.0"},
                         {"runs", json::Array{std::move(Run)}}};

@@ -40,6 +40,13 @@ struct ReportedFinding {
   std::string SourceLine; ///< the finding's line, whitespace-normalised (baselines)
 };
 
+/// A configuration file of the repository that narrows or changes the checks
+/// (a .clang-tidy that disables checks or sets their options).
+struct ConfigNotice {
+  std::string File;    ///< the configuration file
+  std::string Message; ///< what it does: "disables ...", "sets ..."
+};
+
 /// Findings of torch-sync checks (compiler diagnostics are not findings).
 /// Problems of a configuration: check globs that match no check, options of
 /// unknown checks. One line each.
@@ -59,7 +66,8 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
 /// SARIF 2.1.0 as GitHub code scanning reads it: paths relative to Root
 /// (%SRCROOT%), rules with help from the check pages, fingerprints.
 void printSarif(const std::vector<ReportedFinding> &Findings, llvm::StringRef Root,
-                llvm::StringRef ToolVersion, llvm::raw_ostream &OS);
+                llvm::StringRef ToolVersion, llvm::raw_ostream &OS,
+                llvm::ArrayRef<ConfigNotice> Notices = {});
 
 /// The default --sarif-root: the nearest directory above Cwd with a .git, else Cwd.
 std::string sarifRootFor(llvm::StringRef Cwd);
