@@ -1,5 +1,6 @@
 #include "LspServer.h"
 #include "TextEncoding.h"
+#include "PrivateDirectory.h"
 
 #include "CheckRunner.h"
 #include "CompileFlags.h"
@@ -345,7 +346,7 @@ private:
     // (nothing it holds needs flushing: every reply has been written). The
     // preambles' files go with their directory (open files included).
     if (!PreambleDir.empty())
-      llvm::sys::fs::remove_directories(PreambleDir);
+      removeTreeNoFollow(PreambleDir);
     std::_Exit(Code);
   }
 
@@ -758,22 +759,19 @@ private:
   const std::string &preambleDirectory() {
     if (!PreambleDir.empty())
       return PreambleDir;
-    SmallString<128> Temp;
-    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Temp);
-    std::error_code EC;
-    for (llvm::sys::fs::directory_iterator It(Temp, EC), End; It != End && !EC; It.increment(EC)) {
-      StringRef Name = llvm::sys::path::filename(It->path());
-      if (!Name.consume_front("torch-syncfree-preamble-"))
-        continue;
-      int Pid = 0;
-      if (Name.split('-').first.getAsInteger(10, Pid) || Pid <= 0)
-        continue;
-      if (::kill(Pid, 0) != 0 && errno == ESRCH)
-        llvm::sys::fs::remove_directories(It->path());
+    // A private per-user base (PrivateDirectory.h): never $TMPDIR itself,
+    // where another user's directory or link could stand in for ours.
+    std::string Why;
+    std::string Base = privateBaseDirectory(Why);
+    if (Base.empty()) {
+      llvm::errs() << "torch-syncfree --lsp: preambles off: " << Why << "\n";
+      return PreambleDir;
     }
+    removeStaleEntries(Base, "preamble-");
+    SmallString<128> Model(Base);
+    llvm::sys::path::append(Model, "preamble-" + std::to_string(::getpid())); // + "-XXXXXX"
     SmallString<128> Dir;
-    if (!llvm::sys::fs::createUniqueDirectory(
-            "torch-syncfree-preamble-" + std::to_string(::getpid()), Dir))
+    if (!llvm::sys::fs::createUniqueDirectory(Model, Dir))
       PreambleDir = std::string(Dir);
     return PreambleDir;
   }

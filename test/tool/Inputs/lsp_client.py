@@ -348,3 +348,37 @@ elif scenario == "clip-helper":
             calls = [e["newText"] for e in edits if e["newText"].startswith("torch_syncfree_clip_grad_norm(")]
             print("line %d: %d helper definition(s), call %s" % (line + 1, helper, calls))
     print("exit status:", c.close())
+
+elif scenario == "tempdirs":
+    # Issue 23: preambles live in a private per-user directory
+    # ($XDG_RUNTIME_DIR/torch-syncfree, 0700); stale entries of dead servers are
+    # removed without following links; names in the shared $TMPDIR are never
+    # touched (another user's link there once made a server empty its target).
+    run, tmp, victim = (os.path.join(work, d) for d in ("run", "tmp", "victim"))
+    for d in (run, tmp, victim):
+        os.makedirs(d, exist_ok=True)
+    os.chmod(run, 0o700)
+    base = os.path.join(run, "torch-syncfree")
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    open(os.path.join(victim, "keep.txt"), "w").write("keep")
+    os.symlink(victim, os.path.join(base, "preamble-2147483646-link"))
+    os.makedirs(os.path.join(base, "preamble-2147483645-dead", "sub"))
+    open(os.path.join(base, "preamble-2147483645-dead", "sub", "x.pch"), "w").write("x")
+    os.makedirs(os.path.join(base, "preamble-1-live"))
+    os.symlink(victim, os.path.join(tmp, "torch-syncfree-preamble-2147483644-x"))
+    os.environ["XDG_RUNTIME_DIR"] = run
+    os.environ["TMPDIR"] = tmp
+    source = os.path.join(work, "step.cpp")
+    open(source, "w").write(STEP)
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c step.cpp" % mock}])
+    c = Client()
+    c.open(source, STEP)
+    print("diagnostics:", len(c.diagnostics(uri_of(source))))
+    during = sorted(os.listdir(base))
+    print("during:", [n for n in during if not n.startswith("preamble-%d-" % c.server.pid)],
+          "own:", sum(n.startswith("preamble-%d-" % c.server.pid) for n in during))
+    print("exit status:", c.close())
+    print("after:", sorted(os.listdir(base)))
+    print("victim:", sorted(os.listdir(victim)), "tmp:", sorted(os.listdir(tmp)))
+    print("base mode:", oct(os.stat(base).st_mode & 0o777))

@@ -1,0 +1,31 @@
+// A per-user private directory for the language server's temporary files
+// (preambles), and removal of stale entries in it without following links.
+// $TMPDIR is shared: a directory another user created there (or a symlink
+// swapped in between a check and a use) made a server empty a victim
+// directory. Here the base is $XDG_RUNTIME_DIR/torch-syncfree (or
+// $TMPDIR/torch-syncfree-<uid>), 0700, owned by the user, never a link; stale
+// entries are removed through directory file descriptors (openat, unlinkat,
+// O_NOFOLLOW), so no path is resolved twice.
+#ifndef TORCH_SYNCFREE_PRIVATEDIRECTORY_H
+#define TORCH_SYNCFREE_PRIVATEDIRECTORY_H
+
+#include "llvm/ADT/StringRef.h"
+#include <string>
+
+namespace torch_syncfree {
+
+/// The user's private base directory, created 0700 if missing; "" with Why
+/// set when it cannot be had safely (a link, another user's, open to others).
+std::string privateBaseDirectory(std::string &Why);
+
+/// Removes the entries of Base named "<Prefix><pid>-..." whose process is
+/// gone, and everything below them, through directory file descriptors: a
+/// symbolic link is removed itself, never followed.
+void removeStaleEntries(llvm::StringRef Base, llvm::StringRef Prefix);
+
+/// Removes Path and everything below it without following symbolic links.
+void removeTreeNoFollow(llvm::StringRef Path);
+
+} // namespace torch_syncfree
+
+#endif
