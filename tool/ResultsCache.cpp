@@ -122,6 +122,10 @@ std::optional<uint64_t> ResultsCache::contentHash(const std::string &Path) {
       return It->second;
   }
   std::optional<uint64_t> Hash;
+  // Regular files only: an entry naming /dev/zero or a FIFO as an input would
+  // read forever (defence in depth: entries are signed, CacheAuth.h).
+  fs::file_status Status;
+  if (!fs::status(Path, Status) && fs::is_regular_file(Status))
   if (auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
                                                 /*RequiresNullTerminator=*/false))
   {

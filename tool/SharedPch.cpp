@@ -487,8 +487,12 @@ bool SharedPchCache::build(Group &G) {
   Command.Filename = Header;
   Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", "c++-header", Header});
   SingleCommand One(Command);
+  // The analyses' file system: regular files only (a first include of
+  // </dev/stdin> or a FIFO is an error, not a read that blocks), and a
+  // physical file system of its own (ClangTool sets its working directory;
+  // the real one would share the process's across threads).
   ClangTool Tool(One, {Header}, std::make_shared<PCHContainerOperations>(),
-                 llvm::vfs::getRealFileSystem());
+                 makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem()));
   Tool.clearArgumentsAdjusters(); // the command is already the effective one
   IgnoringDiagConsumer Quiet;
   Tool.setDiagnosticConsumer(&Quiet);

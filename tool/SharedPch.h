@@ -64,6 +64,14 @@ public:
   };
   Stats stats() const;
 
+  /// Whether the PCH at Base (Base.pch, with its manifest Base.deps) was
+  /// written by this user's tool for headers that have not changed since,
+  /// and Base.pch is the file the manifest was written for.
+  bool trusted(llvm::StringRef Base);
+
+  /// Whether the PCH at Base (Base.pch, with its manifest Base.deps) was
+  /// written by this user's tool for headers that have not changed since.
+
 private:
   struct Group {
     std::string Key;                              ///< hash of command, block, versions
@@ -74,9 +82,6 @@ private:
     std::string Pch;
   };
   bool build(Group &G); ///< without the lock
-  /// The manifest at Base.deps is signed by Auth, its headers are unchanged
-  /// and Base.pch is the file it was written for.
-  bool trusted(llvm::StringRef Base);
   std::string Directory;
   const clang::tooling::CompilationDatabase &Database;
   clang::tidy::ClangTidyOptionsProvider &Options;
