@@ -19,6 +19,7 @@
 #include "Reporting.h"
 #include "Formatters.h"
 #include "ConfigAudit.h"
+#include "ProfileJoin.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -140,6 +141,16 @@ cl::opt<std::string> SarifRootOption("sarif-root",
 cl::opt<std::string> ConfigFile("config-file",
                                 cl::desc("Read the configuration from this .clang-tidy-style file"),
                                 cl::value_desc("file"), cl::cat(Category));
+cl::opt<std::string> ProfilePath(
+    "profile",
+    cl::desc("Join a sync profile of the program (the probe library's JSON, docs/profiles.md) "
+             "with the findings: measured counts and waits, missed syncs, findings never run"),
+    cl::value_desc("file"), cl::cat(Category));
+cl::opt<double> FailOnCost(
+    "fail-on-cost",
+    cl::desc("With --profile: only findings whose measured host wait is at least this percent "
+             "of a step fail the run"),
+    cl::value_desc("percent"), cl::init(0), cl::cat(Category));
 cl::opt<bool> IgnoreRepoConfig(
     "ignore-repo-config",
     cl::desc("Ignore the repository's .clang-tidy files: the defaults and this command line "
@@ -218,6 +229,9 @@ int usageError(const Twine &Message) {
 
 /// The --line-filter / --diff line filter (clang-tidy's JSON format); parsed once.
 std::string EffectiveLineFilter;
+
+/// The --profile, read once by checkOptions().
+std::optional<torch_syncfree::SyncProfile> LoadedProfile;
 
 /// The --config / --config-file configuration, read and parsed once by
 /// checkOptions() (front-end state: the options of this process's run).
@@ -409,6 +423,14 @@ std::optional<int> checkOptions(std::string &SarifRoot) {
     return usageError("--config and --config-file cannot be combined");
   if (std::string Error = loadCommandLineConfig(); !Error.empty())
     return usageError(Error);
+  if (!ProfilePath.empty()) {
+    std::string Error;
+    LoadedProfile = torch_syncfree::loadProfile(ProfilePath, Error);
+    if (!LoadedProfile)
+      return usageError(Error);
+  } else if (FailOnCost.getNumOccurrences()) {
+    return usageError("--fail-on-cost needs --profile");
+  }
   {
     SmallString<256> Root(SarifRootOption);
     if (Root.empty())
@@ -964,7 +986,12 @@ void printFindings(Batch &B) {
   for (const torch_syncfree::CheckInfo &Info : torch_syncfree::checkCatalog())
     CheckNames.push_back(Info.Name);
   B.ConfigNotices = torch_syncfree::auditRepositoryConfig(*makeOptionsProvider(), B.Files, CheckNames);
+  std::vector<torch_syncfree::MissedSync> Missed;
+  if (LoadedProfile)
+    Missed = torch_syncfree::joinProfile(*LoadedProfile, B.Reported, B.Files);
   B.Formatter->finish(B.Reported, B.ConfigNotices, outs());
+  if (LoadedProfile)
+    torch_syncfree::printProfileReport(*LoadedProfile, B.Reported, Missed, errs());
 }
 
 /// --export-fixes, then --fix (or its --dry-run diff).
@@ -1092,7 +1119,16 @@ int exitStatus(const Batch &B) {
     return ExitUsage;
   // --warnings-as-errors findings fail the run whatever --fail-on says.
   bool Failing = llvm::any_of(B.Reported, [](const torch_syncfree::ReportedFinding &F) {
-    return FailOn == FailOnClass::Any || F.WarningAsError ||
+    if (F.WarningAsError)
+      return true;
+    // --fail-on-cost: a measured threshold (a share of the profiled step time).
+    if (FailOnCost > 0 && LoadedProfile) {
+      const torch_syncfree::SyncProfile &P = *LoadedProfile;
+      double Share = P.Steps && P.StepMs > 0 ? 100.0 * F.MeasuredWaitMs / P.Steps / P.StepMs : 0;
+      if (Share < FailOnCost)
+        return false;
+    }
+    return FailOn == FailOnClass::Any ||
            F.Dependency == (FailOn == FailOnClass::True ? "true" : "false");
   });
   // Writing a baseline is the run's purpose: it succeeded, whatever it found.

@@ -166,15 +166,23 @@ collectFindings(const std::vector<FindingRecord> &Errors) {
 
 void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &OS) {
   llvm::json::Array Array;
-  for (const ReportedFinding &F : Findings)
-    Array.push_back(llvm::json::Object{{"check", F.Check},
+  for (const ReportedFinding &F : Findings) {
+    llvm::json::Object O{{"check", F.Check},
                                        {"file", F.File},
                                        {"line", F.Line},
                                        {"column", F.Column},
                                        {"message", F.Message},
                                        {"dependency", F.Dependency},
                                        {"loop_line", F.LoopLine ? llvm::json::Value(F.LoopLine) : llvm::json::Value(nullptr)},
-                                       {"fixable", F.Fixable}});
+                                       {"fixable", F.Fixable}};
+    // With --profile (ProfileJoin.h): what the program's run measured here.
+    if (F.Profiled)
+      O["measured"] = llvm::json::Object{{"count", static_cast<int64_t>(F.MeasuredCount)},
+                                         {"per_step", F.MeasuredPerStep},
+                                         {"wait_ms", F.MeasuredWaitMs},
+                                         {"executed", F.MeasuredCount > 0}};
+    Array.push_back(std::move(O));
+  }
   OS << llvm::formatv("{0:2}", llvm::json::Value(std::move(Array))) << "\n";
 }
 
@@ -243,6 +251,20 @@ std::string sarifRootFor(StringRef Cwd) {
       break;
   }
   return Cwd.str();
+}
+
+/// A SARIF result's properties: the record's facts, and with --profile what
+/// the program's run measured at the finding.
+static llvm::json::Object findingProperties(const ReportedFinding &F) {
+  llvm::json::Object P{{"dependency", F.Dependency}, {"fixable", F.Fixable}};
+  if (F.LoopLine)
+    P["loopLine"] = F.LoopLine;
+  if (F.Profiled) {
+    P["measuredCount"] = static_cast<int64_t>(F.MeasuredCount);
+    P["measuredWaitMs"] = F.MeasuredWaitMs;
+    P["executed"] = F.MeasuredCount > 0;
+  }
+  return P;
 }
 
 void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
@@ -337,8 +359,7 @@ void printSarif(const std::vector<ReportedFinding> &Findings, StringRef Root,
                            {"region", Region(F.File, F.Offset, 0)}}}}}},
         {"partialFingerprints",
          json::Object{{"torchSyncfreeFinding/v1", llvm::utohexstr(llvm::xxh3_64bits(Key))}}},
-        {"properties", F.LoopLine ? json::Object{{"dependency", F.Dependency}, {"fixable", F.Fixable}, {"loopLine", F.LoopLine}}
-                                  : json::Object{{"dependency", F.Dependency}, {"fixable", F.Fixable}}}};
+        {"properties", findingProperties(F)}};
     json::Array Related;
     for (const ReportedNote &N : F.Notes) {
       if (N.File.empty())

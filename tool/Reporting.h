@@ -38,6 +38,11 @@ struct ReportedFinding {
   std::vector<ReportedNote> Notes;
   std::vector<ReportedReplacement> Fix;
   std::string SourceLine; ///< the finding's line, whitespace-normalised (baselines)
+  /// With --profile: the syncs measured at this finding (ProfileJoin.h).
+  bool Profiled = false;
+  uint64_t MeasuredCount = 0;
+  double MeasuredWaitMs = 0;
+  double MeasuredPerStep = 0; ///< count per marked step (0 without step markers)
 };
 
 /// A configuration file of the repository that narrows or changes the checks

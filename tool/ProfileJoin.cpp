@@ -1,0 +1,217 @@
+#include "ProfileJoin.h"
+
+#include "JsonLimits.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/DebugInfo/Symbolize/Symbolize.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace json = llvm::json;
+
+namespace torch_syncfree {
+
+static std::string normalised(llvm::StringRef Path) {
+  llvm::SmallString<256> P(Path);
+  llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P);
+}
+
+std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
+                                       std::string &Error) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Path);
+  if (!Buffer) {
+    Error = "cannot read --profile '" + Path.str() +
+            "': " + Buffer.getError().message();
+    return std::nullopt;
+  }
+  llvm::StringRef Text = (*Buffer)->getBuffer();
+  if (std::string Deep = checkJsonNesting(Text); !Deep.empty()) {
+    Error = "--profile '" + Path.str() + "': " + Deep;
+    return std::nullopt;
+  }
+  llvm::Expected<json::Value> Parsed = json::parse(Text);
+  if (!Parsed) {
+    Error = "--profile '" + Path.str() +
+            "' is not JSON: " + llvm::toString(Parsed.takeError());
+    return std::nullopt;
+  }
+  const json::Object *Root = Parsed->getAsObject();
+  if (!Root || Root->getString("format") != "torch-syncfree-profile" ||
+      Root->getInteger("version") != 1) {
+    Error = "--profile '" + Path.str() +
+            "' is not a torch-syncfree profile of version 1";
+    return std::nullopt;
+  }
+  SyncProfile P;
+  P.Program = Root->getString("program").value_or("").str();
+  P.Steps = static_cast<uint64_t>(
+      std::max<int64_t>(0, Root->getInteger("steps").value_or(0)));
+  P.StepMs = std::max(0.0, Root->getNumber("step_ms").value_or(0));
+  const json::Array *Syncs = Root->getArray("syncs");
+  if (!Syncs) {
+    Error = "--profile '" + Path.str() + "' has no \"syncs\" array";
+    return std::nullopt;
+  }
+  // Raw frames (module + offset) are symbolized here, with LLVM's symbolizer
+  // over the DWARF of a -g build: the probe stays small and needs no LLVM.
+  llvm::symbolize::LLVMSymbolizer::Options Options;
+  Options.Demangle = true;
+  Options.RelativeAddresses =
+      true; // offsets are relative to the module's load address
+  llvm::symbolize::LLVMSymbolizer Symbolizer(Options);
+  for (const json::Value &V : *Syncs) {
+    const json::Object *S = V.getAsObject();
+    if (!S)
+      continue;
+    ProfileSync Sync;
+    Sync.Kind = S->getString("kind").value_or("").str();
+    Sync.Op = S->getString("op").value_or("").str();
+    Sync.Count = static_cast<uint64_t>(
+        std::max<int64_t>(0, S->getInteger("count").value_or(0)));
+    Sync.WaitMs = std::max(0.0, S->getNumber("wait_ms").value_or(0));
+    if (const json::Array *Frames = S->getArray("frames"))
+      for (const json::Value &FV : *Frames) {
+        const json::Object *F = FV.getAsObject();
+        if (!F)
+          continue;
+        ProfileFrame Frame;
+        Frame.File = F->getString("file").value_or("").str();
+        Frame.Line = static_cast<unsigned>(
+            std::max<int64_t>(0, F->getInteger("line").value_or(0)));
+        Frame.Function = F->getString("function").value_or("").str();
+        Frame.Module = F->getString("module").value_or("").str();
+        Frame.Offset = static_cast<uint64_t>(
+            std::max<int64_t>(0, F->getInteger("offset").value_or(0)));
+        if (Frame.File.empty() && !Frame.Module.empty()) {
+          // A return address points after the call: look one byte back.
+          uint64_t Address = Frame.Offset ? Frame.Offset - 1 : 0;
+          auto Info = Symbolizer.symbolizeCode(
+              Frame.Module,
+              {Address, llvm::object::SectionedAddress::UndefSection});
+          if (Info && Info->FileName != llvm::DILineInfo::BadString) {
+            Frame.File = Info->FileName;
+            Frame.Line = Info->Line;
+            if (Info->FunctionName != llvm::DILineInfo::BadString)
+              Frame.Function = Info->FunctionName;
+          } else if (!Info) {
+            llvm::consumeError(Info.takeError());
+          }
+        }
+        if (!Frame.File.empty())
+          Frame.File = normalised(Frame.File);
+        Sync.Frames.push_back(std::move(Frame));
+      }
+    P.Syncs.push_back(std::move(Sync));
+  }
+  return P;
+}
+
+std::vector<MissedSync>
+joinProfile(const SyncProfile &Profile, std::vector<ReportedFinding> &Findings,
+            const std::vector<std::string> &AnalysedFiles) {
+  llvm::StringSet<> Analysed;
+  for (const std::string &F : AnalysedFiles)
+    Analysed.insert(normalised(F));
+  for (ReportedFinding &F : Findings) {
+    Analysed.insert(normalised(F.File));
+    F.Profiled = true;
+  }
+  std::vector<MissedSync> Missed;
+  for (const ProfileSync &Sync : Profile.Syncs) {
+    // The innermost frame in the analysed code: where the program made the
+    // call.
+    const ProfileFrame *User = nullptr;
+    for (const ProfileFrame &Frame : Sync.Frames)
+      if (!Frame.File.empty() && Frame.Line && Analysed.contains(Frame.File)) {
+        User = &Frame;
+        break;
+      }
+    ReportedFinding *Match = nullptr;
+    if (User) {
+      // The call's own line first; then the lines around it (a statement
+      // written over several lines carries its DWARF line at one of them).
+      for (int Delta : {0, -1, 1}) {
+        for (ReportedFinding &F : Findings)
+          if (normalised(F.File) == User->File &&
+              static_cast<int>(F.Line) ==
+                  static_cast<int>(User->Line) + Delta) {
+            Match = &F;
+            break;
+          }
+        if (Match)
+          break;
+      }
+    }
+    if (!Match) {
+      Missed.push_back(
+          {&Sync, User ? User->File + ":" + std::to_string(User->Line) : ""});
+      continue;
+    }
+    Match->MeasuredCount += Sync.Count;
+    Match->MeasuredWaitMs += Sync.WaitMs;
+  }
+  for (ReportedFinding &F : Findings)
+    F.MeasuredPerStep =
+        Profile.Steps ? static_cast<double>(F.MeasuredCount) / Profile.Steps
+                      : 0;
+  // By measured cost: host wait, then count; unmeasured findings keep their
+  // order.
+  llvm::stable_sort(Findings,
+                    [](const ReportedFinding &A, const ReportedFinding &B) {
+                      return std::make_pair(A.MeasuredWaitMs, A.MeasuredCount) >
+                             std::make_pair(B.MeasuredWaitMs, B.MeasuredCount);
+                    });
+  return Missed;
+}
+
+void printProfileReport(const SyncProfile &Profile,
+                        const std::vector<ReportedFinding> &Findings,
+                        const std::vector<MissedSync> &Missed,
+                        llvm::raw_ostream &OS) {
+  OS << "torch-syncfree: measured syncs (" << Profile.Syncs.size()
+     << " call sites in the profile";
+  if (Profile.Steps)
+    OS << ", " << Profile.Steps << " steps of "
+       << llvm::format("%.3f", Profile.StepMs) << " ms";
+  OS << "):\n";
+  unsigned Never = 0;
+  for (const ReportedFinding &F : Findings) {
+    if (!F.MeasuredCount) {
+      ++Never;
+      continue;
+    }
+    OS << "  " << F.File << ":" << F.Line << ":" << F.Column << " [" << F.Check
+       << ", " << F.Dependency << "]: " << F.MeasuredCount << " syncs";
+    if (Profile.Steps)
+      OS << " (" << llvm::format("%.2f", F.MeasuredPerStep) << "/step)";
+    if (F.MeasuredWaitMs > 0) {
+      OS << ", " << llvm::format("%.3f", F.MeasuredWaitMs) << " ms waited";
+      if (Profile.Steps && Profile.StepMs > 0)
+        OS << " ("
+           << llvm::format("%.1f", 100.0 * F.MeasuredWaitMs / Profile.Steps /
+                                       Profile.StepMs)
+           << " % of a step)";
+    }
+    OS << "\n";
+  }
+  for (const MissedSync &M : Missed) {
+    OS << "  missed by the analysis: "
+       << (M.Where.empty() ? std::string("(no frame in the analysed files)")
+                           : M.Where)
+       << ": " << M.Sync->Kind;
+    if (!M.Sync->Op.empty())
+      OS << " (" << M.Sync->Op << ")";
+    OS << ", " << M.Sync->Count << " syncs";
+    if (M.Sync->WaitMs > 0)
+      OS << ", " << llvm::format("%.3f", M.Sync->WaitMs) << " ms waited";
+    OS << "\n";
+  }
+  if (Never)
+    OS << "  " << Never << " finding(s) never executed in the profiled run\n";
+}
+
+} // namespace torch_syncfree
