@@ -34,6 +34,9 @@
 #include <string>
 #include <vector>
 
+#ifdef TORCH_SYNCFREE_PROBE_STEPS
+#include "torch_syncfree/probe.h"
+#endif
 #ifdef SYNCPROBE_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/Sleep.h>
@@ -70,6 +73,15 @@ public:
 #endif
 
 class Harness {
+  /// One step; with torch-syncfree's probe linked (TORCH_SYNCFREE_PROBE_STEPS),
+  /// also its step marker, so a profile reports syncs per step (docs/profiles.md).
+  template <typename Step> static void markStep(Step &step, int index) {
+    step(index);
+#ifdef TORCH_SYNCFREE_PROBE_STEPS
+    torch_syncfree::probe::step();
+#endif
+  }
+
 public:
   explicit Harness(std::string name)
       : name_(std::move(name)), warmup_(envInt("SYNCPROBE_WARMUP", 3)),
@@ -81,7 +93,7 @@ public:
   template <typename Step> void run(Step &&step) {
     int index = 0;
     for (int i = 0; i < warmup_; ++i)
-      step(index++);
+      markStep(step, index++);
 #ifdef SYNCPROBE_CUDA
     if (torch::cuda::is_available()) {
       runProbes(step, index);
@@ -91,7 +103,7 @@ public:
     const int steps = 2 * probe_steps_ + timed_steps_ + wall_steps_;
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < steps; ++i)
-      step(index++);
+      markStep(step, index++);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
     std::printf("SYNCPROBE mode cpu\n");
@@ -124,7 +136,7 @@ private:
         cudaDeviceSynchronize();
         long before = handler.count;
         c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_WARN);
-        step(index++);
+        markStep(step, index++);
         c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
         debug_counts.push_back(handler.count - before);
       }
@@ -138,7 +150,7 @@ private:
       cudaDeviceSynchronize();
       at::cuda::sleep(cycles);
       auto start = std::chrono::steady_clock::now();
-      step(index++);
+      markStep(step, index++);
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                       .count();
       host_ms.push_back(ms);
@@ -152,7 +164,7 @@ private:
       cudaEventCreate(&event);
     for (int i = 0; i < timed_steps_; ++i) {
       cudaEventRecord(events[2 * i], stream);
-      step(index++);
+      markStep(step, index++);
       cudaEventRecord(events[2 * i + 1], stream);
     }
     cudaDeviceSynchronize();
@@ -169,7 +181,7 @@ private:
     cudaDeviceSynchronize();
     auto wall_start = std::chrono::steady_clock::now();
     for (int i = 0; i < wall_steps_; ++i)
-      step(index++);
+      markStep(step, index++);
     cudaDeviceSynchronize();
     double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                wall_start)
@@ -182,7 +194,7 @@ private:
       std::set<ActivityType> activities{ActivityType::CPU, ActivityType::CUDA};
       torch::autograd::profiler::prepareProfiler(config, activities);
       torch::autograd::profiler::enableProfiler(config, activities);
-      step(index++);
+      markStep(step, index++);
       cudaDeviceSynchronize();
       auto profile = torch::autograd::profiler::disableProfiler();
       kernels = copies = 0;
@@ -232,7 +244,7 @@ private:
       cudaDeviceSynchronize();
       torch::autograd::profiler::enableProfiler(config, activities);
       for (int i = 0; i < steps; ++i)
-        step(index++);
+        markStep(step, index++);
       cudaDeviceSynchronize();
       auto profile = torch::autograd::profiler::disableProfiler();
       std::map<std::string, std::pair<double, long>> host; // name -> (ns, calls)

@@ -1,0 +1,268 @@
+// The sync probe (include/torch_syncfree/probe.h). Compiled into the user's
+// program by find_package(TorchSyncFreeProbe) against their own LibTorch.
+#include "torch_syncfree/probe.h"
+
+#include <c10/util/Exception.h>
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#endif
+// c10's warning handler takes a c10::Warning since LibTorch 2.0; before, the
+// probe records the CUDA runtime's waits only.
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+#define TORCH_SYNCFREE_PROBE_WARNINGS 1
+#endif
+#ifdef TORCH_SYNCFREE_PROBE_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unistd.h>
+#include <vector>
+
+namespace torch_syncfree {
+namespace probe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Frame {
+  std::string Module;
+  unsigned long long Offset;
+  bool operator<(const Frame &O) const {
+    return Module != O.Module ? Module < O.Module : Offset < O.Offset;
+  }
+};
+
+struct Site {
+  unsigned long long Count = 0;
+  double WaitMs = 0;
+};
+
+/// The recorder: one per process, created by start(). Every member is
+/// guarded by Mutex; the interposed CUDA calls and the warning handler may
+/// run on any thread.
+struct Recorder {
+  std::string Path;
+  std::mutex Mutex;
+  // (kind, op, stack) -> count and wait
+  std::map<std::tuple<std::string, std::string, std::vector<Frame>>, Site> Sites;
+  unsigned long long Steps = 0;
+  Clock::time_point First, LastStep;
+  double StepMsTotal = 0;
+  std::atomic<bool> Stop{false};
+  std::thread Flusher;
+};
+
+std::atomic<Recorder *> Active{nullptr};
+thread_local bool InProbe = false; // the probe's own calls are not recorded
+
+std::vector<Frame> stack(int Skip) {
+  void *Addresses[48];
+  int N = ::backtrace(Addresses, 48);
+  std::vector<Frame> Frames;
+  for (int I = Skip; I < N; ++I) {
+    Dl_info Info;
+    if (::dladdr(Addresses[I], &Info) && Info.dli_fname)
+      Frames.push_back({Info.dli_fname, static_cast<unsigned long long>(
+                                            reinterpret_cast<char *>(Addresses[I]) -
+                                            static_cast<char *>(Info.dli_fbase))});
+  }
+  return Frames;
+}
+
+[[maybe_unused]] void record(const char *Kind, const std::string &Op, double WaitMs, int Skip) {
+  Recorder *R = Active.load();
+  if (!R || InProbe)
+    return;
+  InProbe = true;
+  std::vector<Frame> Frames = stack(Skip);
+  {
+    std::lock_guard<std::mutex> Lock(R->Mutex);
+    Site &S = R->Sites[{Kind, Op, std::move(Frames)}];
+    ++S.Count;
+    S.WaitMs += WaitMs;
+  }
+  InProbe = false;
+}
+
+std::string escaped(const std::string &Text) {
+  std::string Out;
+  for (unsigned char C : Text) {
+    if (C == '"' || C == '\\')
+      Out += '\\', Out += static_cast<char>(C);
+    else if (C < 0x20) {
+      char Buffer[8];
+      std::snprintf(Buffer, sizeof Buffer, "\\u%04x", C);
+      Out += Buffer;
+    } else
+      Out += static_cast<char>(C);
+  }
+  return Out;
+}
+
+void write(Recorder &R) {
+  std::lock_guard<std::mutex> Lock(R.Mutex);
+  std::string Temp = R.Path + ".tmp";
+  std::FILE *F = std::fopen(Temp.c_str(), "w");
+  if (!F)
+    return;
+  char Self[4096] = {0};
+  ssize_t Length = ::readlink("/proc/self/exe", Self, sizeof Self - 1);
+  std::fprintf(F, "{\"format\": \"torch-syncfree-profile\", \"version\": 1, \"program\": \"%s\",\n",
+               escaped(Length > 0 ? std::string(Self, Length) : "").c_str());
+  std::fprintf(F, " \"steps\": %llu, \"step_ms\": %.6f,\n \"syncs\": [", R.Steps,
+               R.Steps ? R.StepMsTotal / R.Steps : 0.0);
+  bool FirstSite = true;
+  for (const auto &[Key, S] : R.Sites) {
+    const auto &[Kind, Op, Frames] = Key;
+    std::fprintf(F, "%s\n  {\"kind\": \"%s\", \"op\": \"%s\", \"count\": %llu, \"wait_ms\": %.6f, \"frames\": [",
+                 FirstSite ? "" : ",", escaped(Kind).c_str(), escaped(Op).c_str(), S.Count, S.WaitMs);
+    for (size_t I = 0; I < Frames.size(); ++I)
+      std::fprintf(F, "%s{\"module\": \"%s\", \"offset\": %llu}", I ? ", " : "",
+                   escaped(Frames[I].Module).c_str(), Frames[I].Offset);
+    std::fprintf(F, "]}");
+    FirstSite = false;
+  }
+  std::fprintf(F, "\n ]}\n");
+  bool Ok = std::fflush(F) == 0;
+  Ok &= std::fclose(F) == 0;
+  if (Ok)
+    std::rename(Temp.c_str(), R.Path.c_str());
+}
+
+#ifdef TORCH_SYNCFREE_PROBE_WARNINGS
+/// Passes every warning on, counting those of sync debug mode.
+class SyncWarnings : public c10::WarningHandler {
+public:
+  explicit SyncWarnings(c10::WarningHandler *Previous) : Previous(Previous) {}
+  void process(const c10::Warning &W) override {
+    const std::string &Message = W.msg();
+    if (Message.find("synchroniz") != std::string::npos) {
+      record("sync-debug-mode", Message.substr(0, Message.find('\n')), 0, 3);
+      return;
+    }
+    if (Previous)
+      Previous->process(W);
+  }
+
+private:
+  c10::WarningHandler *Previous;
+};
+#endif
+
+void atExit() {
+  if (Recorder *R = Active.load()) {
+    R->Stop = true;
+    write(*R);
+  }
+}
+
+/// TORCH_SYNCFREE_PROFILE at start-up: the one line that turns the probe on.
+struct AutoStart {
+  AutoStart() {
+    if (const char *Path = std::getenv("TORCH_SYNCFREE_PROFILE"); Path && *Path)
+      start(Path);
+  }
+} TheAutoStart;
+
+} // namespace
+
+void start(const char *Path) {
+  if (Active.load())
+    return;
+  auto *R = new Recorder; // lives until exit: the handlers may run until then
+  R->Path = Path;
+  R->First = R->LastStep = Clock::now();
+#ifdef TORCH_SYNCFREE_PROBE_WARNINGS
+  static SyncWarnings Handler(c10::WarningUtils::get_warning_handler());
+  c10::WarningUtils::set_warning_handler(&Handler);
+#ifdef TORCH_SYNCFREE_PROBE_CUDA
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_WARN);
+#endif
+#endif
+  Active = R;
+  std::atexit(atExit);
+  int Seconds = 5;
+  if (const char *S = std::getenv("TORCH_SYNCFREE_PROFILE_FLUSH_S"))
+    Seconds = std::max(1, std::atoi(S));
+  R->Flusher = std::thread([R, Seconds] {
+    while (!R->Stop) {
+      for (int I = 0; I < Seconds * 10 && !R->Stop; ++I)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!R->Stop)
+        write(*R);
+    }
+  });
+  R->Flusher.detach();
+}
+
+void step() {
+  Recorder *R = Active.load();
+  if (!R)
+    return;
+  std::lock_guard<std::mutex> Lock(R->Mutex);
+  auto Now = Clock::now();
+  R->StepMsTotal += std::chrono::duration<double, std::milli>(Now - R->LastStep).count();
+  R->LastStep = Now;
+  ++R->Steps;
+}
+
+void flush() {
+  if (Recorder *R = Active.load())
+    write(*R);
+}
+
+} // namespace probe
+} // namespace torch_syncfree
+
+#ifdef TORCH_SYNCFREE_PROBE_CUDA
+// The CUDA runtime's waiting calls, interposed: the program's definitions win
+// over libcudart's for every caller in the process (LibTorch's included), and
+// each forwards to the real one found with dlsym(RTLD_NEXT). Off, they only
+// forward.
+namespace {
+template <typename Fn> Fn real(const char *Name) {
+  return reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, Name));
+}
+template <typename Call> cudaError_t timed(const char *Kind, Call &&Forward) {
+  using torch_syncfree::probe::Active;
+  if (!Active.load())
+    return Forward();
+  auto Start = std::chrono::steady_clock::now();
+  cudaError_t Result = Forward();
+  double Ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+  torch_syncfree::probe::record(Kind, "", Ms, 3);
+  return Result;
+}
+} // namespace
+
+extern "C" cudaError_t cudaDeviceSynchronize() {
+  static auto Real = real<cudaError_t (*)()>("cudaDeviceSynchronize");
+  return timed("cudaDeviceSynchronize", [&] { return Real(); });
+}
+extern "C" cudaError_t cudaStreamSynchronize(cudaStream_t Stream) {
+  static auto Real = real<cudaError_t (*)(cudaStream_t)>("cudaStreamSynchronize");
+  return timed("cudaStreamSynchronize", [&] { return Real(Stream); });
+}
+extern "C" cudaError_t cudaEventSynchronize(cudaEvent_t Event) {
+  static auto Real = real<cudaError_t (*)(cudaEvent_t)>("cudaEventSynchronize");
+  return timed("cudaEventSynchronize", [&] { return Real(Event); });
+}
+extern "C" cudaError_t cudaMemcpy(void *Dst, const void *Src, size_t Count, cudaMemcpyKind Kind) {
+  static auto Real = real<cudaError_t (*)(void *, const void *, size_t, cudaMemcpyKind)>("cudaMemcpy");
+  return timed("cudaMemcpy", [&] { return Real(Dst, Src, Count, Kind); });
+}
+#endif
