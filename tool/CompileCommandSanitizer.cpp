@@ -1,4 +1,6 @@
 #include "CompileCommandSanitizer.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <optional>
 #include <unistd.h>
 #include "clang/Lex/PreprocessorOptions.h"
 
@@ -55,6 +57,57 @@ constexpr const char *WritesFiles = "writes files";
 constexpr const char *NamesConfig = "names a configuration file";
 constexpr const char *RunsProgram = "runs a program";
 constexpr const char *ReadsCompiled = "reads precompiled code";
+constexpr const char *SpecialReader =
+    "hands a file to one of clang's special readers (profiles, sanitizer and XRay lists, "
+    "module files) or takes a value torch-syncfree does not know";
+constexpr const char *LiftsBound = "lifts one of clang's bounds above its default";
+
+/// The -f options with a value that are kept: they shape parsing and name no
+/// file. An allow-list: any other -f option with a value (a profile, a
+/// sanitizer or XRay list, a module file, one clang adds tomorrow) is dropped,
+/// since a value can name a file that a special reader parses (and crashed or
+/// printed from). Flags without a value (-fno-exceptions) are kept.
+bool allowedValueOption(StringRef Name) {
+  static const char *const Allowed[] = {
+      "fconstexpr-depth=", "fconstexpr-steps=", "fconstexpr-backtrace-limit=",
+      "ftemplate-depth=", "ftemplate-depth-", "ftemplate-backtrace-limit=", "fbracket-depth=",
+      "fmacro-backtrace-limit=", "fspell-checking-limit=", "ferror-limit=", "fmessage-length=",
+      "ftabstop=", "fvisibility=", "fms-compatibility-version=", "fmsc-version=",
+      "fgnuc-version=", "ffp-contract=", "ffp-model=", "ffp-eval-method=", "fexcess-precision=",
+      "fdenormal-fp-math=", "fcf-protection=", "fdiagnostics-color=", "fdiagnostics-format=",
+      "fdiagnostics-show-category=", "fsanitize=", "fno-sanitize=", "fsanitize-recover=",
+      "fno-sanitize-recover=", "fsanitize-trap=", "fno-sanitize-trap=", "fopenmp=",
+      "fopenmp-version=", "fopenmp-targets=", "fpack-struct=", "fmax-type-align=",
+      "fwchar-type=", "finput-charset=", "fexec-charset=", "fextend-arguments=",
+      "fcuda-include-gpubinary", "fgpu-default-stream=", "fcomplex-arithmetic=",
+      "fstrict-flex-arrays=", "fzero-call-used-regs=", "fms-runtime-lib=", "fdebug-prefix-map=",
+      "fmacro-prefix-map=", "ffile-prefix-map=", "fcoverage-prefix-map=", "fvisibility-ms-compat",
+      "fchar8_t", "fexperimental-relative-c++-abi-vtables", "fuse-ld=", "fembed-bitcode=",
+      "fdebug-compilation-dir=", "ffp-exception-behavior=", "frounding-math",
+      "fstack-protector", "ftrivial-auto-var-init=", "fpatchable-function-entry=",
+      "fcf-runtime-abi=", "fsanitize-address-use-after-return=", "fsanitize-memory-track-origins=",
+      "fprofile-update=", "falign-functions=", "fsplit-lto-unit", "flto=", "flto-jobs=",
+      "fthinlto-index=", "fveclib=", "fsycl-targets="};
+  // Values that name files among the entries above go elsewhere: fthinlto-index
+  // and fembed-bitcode are dropped below.
+  if (Name.starts_with("fthinlto-index") || Name.starts_with("fcuda-include-gpubinary"))
+    return false;
+  for (const char *A : Allowed)
+    if (Name == A)
+      return true;
+  return false;
+}
+
+/// clang's defaults for the bounds a repository could lift to make one TU
+/// run for hours (-fconstexpr-steps=4294967295): lowering is fine.
+std::optional<uint64_t> clangDefaultBound(StringRef Name) {
+  return llvm::StringSwitch<std::optional<uint64_t>>(Name)
+      .Case("fconstexpr-steps=", 1048576)
+      .Case("fconstexpr-depth=", 512)
+      .Cases({"ftemplate-depth=", "ftemplate-depth-"}, 1024)
+      .Case("fbracket-depth=", 256)
+      .Default(std::nullopt);
+}
 
 /// Why an option must not reach clang, or nullptr when it may (subject to
 /// the keep list). Decided on the driver's own parse of the option.
@@ -123,6 +176,18 @@ const char *dangerOf(const opt::Option &O, const opt::Arg &A) {
     return RawFrontend;
   if (Name.starts_with("fplugin") || Name.starts_with("fpass-plugin"))
     return LoadsCode;
+  // -f options with a value: an allow-list (allowedValueOption).
+  if ((O.matches(opts::OPT_f_Group) || O.matches(opts::OPT_f_clang_Group)) &&
+      O.getKind() != opt::Option::FlagClass) {
+    if (!allowedValueOption(Name))
+      return SpecialReader;
+    if (std::optional<uint64_t> Default = clangDefaultBound(Name)) {
+      uint64_t Value = 0;
+      for (const char *V : A.getValues())
+        if (StringRef(V).getAsInteger(10, Value) || Value > *Default)
+          return LiftsBound;
+    }
+  }
   return nullptr;
 }
 

@@ -541,7 +541,6 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
   auto &Files = B.Files;
   auto &ParseFiles = B.ParseFiles;
   auto &Interpolate = B.Interpolate;
-  const std::string &SarifRoot = B.SarifRoot;
   // Files a database does not list (headers from pre-commit, new sources) get
   // the flags clang interpolates from the closest entry, as in clangd; flags
   // after `--` apply to every file as given.
