@@ -9,6 +9,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <map>
 
 namespace json = llvm::json;
 
@@ -87,18 +88,27 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
         Frame.Offset = static_cast<uint64_t>(
             std::max<int64_t>(0, F->getInteger("offset").value_or(0)));
         if (Frame.File.empty() && !Frame.Module.empty()) {
-          // A return address points after the call: look one byte back.
+          // A return address points after the call: look one byte back. An
+          // address in inlined code stands for several frames (a lambda inlined
+          // into its caller): each becomes a frame, innermost first.
           uint64_t Address = Frame.Offset ? Frame.Offset - 1 : 0;
-          auto Info = Symbolizer.symbolizeCode(
-              Frame.Module,
-              {Address, llvm::object::SectionedAddress::UndefSection});
-          if (Info && Info->FileName != llvm::DILineInfo::BadString) {
-            Frame.File = Info->FileName;
-            Frame.Line = Info->Line;
-            if (Info->FunctionName != llvm::DILineInfo::BadString)
-              Frame.Function = Info->FunctionName;
-          } else if (!Info) {
-            llvm::consumeError(Info.takeError());
+          auto Inlined = Symbolizer.symbolizeInlinedCode(
+              Frame.Module, {Address, llvm::object::SectionedAddress::UndefSection});
+          if (!Inlined) {
+            llvm::consumeError(Inlined.takeError());
+          } else if (Inlined->getNumberOfFrames() > 0) {
+            for (uint32_t I = 0; I < Inlined->getNumberOfFrames(); ++I) {
+              const llvm::DILineInfo &Info = Inlined->getFrame(I);
+              if (Info.FileName == llvm::DILineInfo::BadString)
+                continue;
+              ProfileFrame Symbolized = Frame;
+              Symbolized.File = normalised(Info.FileName);
+              Symbolized.Line = Info.Line;
+              if (Info.FunctionName != llvm::DILineInfo::BadString)
+                Symbolized.Function = Info.FunctionName;
+              Sync.Frames.push_back(std::move(Symbolized));
+            }
+            continue;
           }
         }
         if (!Frame.File.empty())
@@ -121,6 +131,7 @@ joinProfile(const SyncProfile &Profile, std::vector<ReportedFinding> &Findings,
     F.Profiled = true;
   }
   std::vector<MissedSync> Missed;
+  std::map<ReportedFinding *, uint64_t> DebugCounts, RuntimeCounts;
   for (const ProfileSync &Sync : Profile.Syncs) {
     // The innermost frame in the analysed code: where the program made the
     // call.
@@ -151,9 +162,14 @@ joinProfile(const SyncProfile &Profile, std::vector<ReportedFinding> &Findings,
           {&Sync, User ? User->File + ":" + std::to_string(User->Line) : ""});
       continue;
     }
-    Match->MeasuredCount += Sync.Count;
+    // One item() is seen twice: as sync debug mode's warning and as the
+    // cudaStreamSynchronize that carries its wait. Counts are kept per source
+    // and the larger is the finding's; waits come from the runtime calls.
+    (Sync.Kind == "sync-debug-mode" ? DebugCounts : RuntimeCounts)[Match] += Sync.Count;
     Match->MeasuredWaitMs += Sync.WaitMs;
   }
+  for (ReportedFinding &F : Findings)
+    F.MeasuredCount = std::max(DebugCounts[&F], RuntimeCounts[&F]);
   for (ReportedFinding &F : Findings)
     F.MeasuredPerStep =
         Profile.Steps ? static_cast<double>(F.MeasuredCount) / Profile.Steps

@@ -14,11 +14,15 @@ for name in sorted(oracle):
     d = json.load(open(prof))
     for s in d["syncs"]:
         for f in s["frames"]:
-            if f.get("module", "").startswith("DEVICE_BUILD/"):
-                f["module"] = os.path.join(p, f["module"][len("DEVICE_BUILD/"):] + ".debug")
+            # The program's own frames: its debug info, kept by run.sh (the
+            # module is named as it was run: ./build/<name> or the build path).
+            debug = os.path.join(p, os.path.basename(f.get("module", "")) + ".debug")
+            if f.get("module") and os.path.exists(debug):
+                f["module"] = debug
     local = "/tmp/s10-probe/%s.local.json" % name
     json.dump(d, open(local, "w"))
-    src = root + ("/probe/example/" if name == "explicit_loop" else "/integration/programs/") + name + ".cpp"
+    # The sources as the device built them (DWARF names integration/staged-P/...).
+    src = root + "/integration/staged-P/" + name + ".cpp"
     out = subprocess.run([root + "/build/bin/torch-syncfree", "--format=json", "--no-pch", "--profile=" + local, src, "--"] + flags,
                          capture_output=True, text=True)
     findings = json.loads(out.stdout or "[]")
