@@ -1,4 +1,5 @@
 #include "CacheAuth.h"
+#include "PrivateDirectory.h"
 #include <cerrno>
 #include <csignal>
 #include "llvm/Support/raw_ostream.h"
@@ -52,20 +53,13 @@ bool readKey(const std::string &Path, unsigned char *Key, std::string &Why) {
 static void removeStaleTemporaries(const std::string &Dir) {
   std::error_code EC;
   for (llvm::sys::fs::directory_iterator It(Dir, EC), End; !EC && It != End; It.increment(EC)) {
-    llvm::StringRef Name = llvm::sys::path::filename(It->path());
-    size_t At = Name.find(".tmp-");
-    if (At == llvm::StringRef::npos)
-      continue;
-    llvm::StringRef Pid = Name.drop_front(At + 5).take_while(llvm::isDigit);
-    unsigned long Value = 0;
-    if (Pid.empty() || Pid.getAsInteger(10, Value) || Value == 0 || Value > INT32_MAX)
+    if (!madeByGoneProcess(llvm::sys::path::filename(It->path()), ".tmp-"))
       continue;
     struct stat Status;
     if (::lstat(It->path().c_str(), &Status) != 0 || !S_ISREG(Status.st_mode) ||
         Status.st_uid != ::getuid())
       continue;
-    if (::kill(static_cast<pid_t>(Value), 0) == -1 && errno == ESRCH)
-      ::unlink(It->path().c_str());
+    ::unlink(It->path().c_str());
   }
 }
 

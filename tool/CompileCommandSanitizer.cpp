@@ -79,7 +79,7 @@ bool allowedValueOption(StringRef Name) {
       "fno-sanitize-recover=", "fsanitize-trap=", "fno-sanitize-trap=", "fopenmp=",
       "fopenmp-version=", "fopenmp-targets=", "fpack-struct=", "fmax-type-align=",
       "fwchar-type=", "finput-charset=", "fexec-charset=", "fextend-arguments=",
-      "fcuda-include-gpubinary", "fgpu-default-stream=", "fcomplex-arithmetic=",
+      "fgpu-default-stream=", "fcomplex-arithmetic=",
       "fstrict-flex-arrays=", "fzero-call-used-regs=", "fms-runtime-lib=", "fdebug-prefix-map=",
       "fmacro-prefix-map=", "ffile-prefix-map=", "fcoverage-prefix-map=", "fvisibility-ms-compat",
       "fchar8_t", "fexperimental-relative-c++-abi-vtables", "fuse-ld=", "fembed-bitcode=",
@@ -87,11 +87,7 @@ bool allowedValueOption(StringRef Name) {
       "fstack-protector", "ftrivial-auto-var-init=", "fpatchable-function-entry=",
       "fcf-runtime-abi=", "fsanitize-address-use-after-return=", "fsanitize-memory-track-origins=",
       "fprofile-update=", "falign-functions=", "fsplit-lto-unit", "flto=", "flto-jobs=",
-      "fthinlto-index=", "fveclib=", "fsycl-targets="};
-  // Values that name files among the entries above go elsewhere: fthinlto-index
-  // and fembed-bitcode are dropped below.
-  if (Name.starts_with("fthinlto-index") || Name.starts_with("fcuda-include-gpubinary"))
-    return false;
+      "fveclib=", "fsycl-targets="};
   for (const char *A : Allowed)
     if (Name == A)
       return true;

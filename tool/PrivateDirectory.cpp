@@ -1,6 +1,8 @@
 #include "PrivateDirectory.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cstdint>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <cerrno>
@@ -87,6 +89,17 @@ std::string privateBaseDirectory(std::string &Why) {
   return "";
 }
 
+bool madeByGoneProcess(llvm::StringRef Name, llvm::StringRef Marker) {
+  size_t At = Name.find(Marker);
+  if (At == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef Digits = Name.drop_front(At + Marker.size()).take_while(llvm::isDigit);
+  unsigned long Pid = 0;
+  if (Digits.empty() || Digits.getAsInteger(10, Pid) || Pid == 0 || Pid > INT32_MAX)
+    return false;
+  return ::kill(static_cast<pid_t>(Pid), 0) == -1 && errno == ESRCH;
+}
+
 void removeStaleEntries(llvm::StringRef Base, llvm::StringRef Prefix) {
   int Fd = ::open(Base.str().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (Fd < 0)
@@ -98,12 +111,7 @@ void removeStaleEntries(llvm::StringRef Base, llvm::StringRef Prefix) {
   }
   while (struct dirent *E = ::readdir(D)) {
     llvm::StringRef Name = E->d_name;
-    if (!Name.consume_front(Prefix))
-      continue;
-    int Pid = 0;
-    if (Name.split('-').first.getAsInteger(10, Pid) || Pid <= 0)
-      continue;
-    if (::kill(Pid, 0) != 0 && errno == ESRCH)
+    if (Name.starts_with(Prefix) && madeByGoneProcess(Name, Prefix))
       removeEntryAt(::dirfd(D), E->d_name);
   }
   ::closedir(D);

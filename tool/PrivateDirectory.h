@@ -23,6 +23,11 @@ std::string privateBaseDirectory(std::string &Why);
 /// symbolic link is removed itself, never followed.
 void removeStaleEntries(llvm::StringRef Base, llvm::StringRef Prefix);
 
+/// Whether Name (a temporary file or directory) was made by a process that is
+/// gone: the pid that follows Marker in it ("preamble-<pid>-...",
+/// "<entry>.tmp-<pid>-...") names no process (kill(pid, 0) fails with ESRCH).
+bool madeByGoneProcess(llvm::StringRef Name, llvm::StringRef Marker);
+
 /// Removes Path and everything below it without following symbolic links.
 void removeTreeNoFollow(llvm::StringRef Path);
 

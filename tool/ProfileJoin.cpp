@@ -21,6 +21,11 @@ static std::string normalised(llvm::StringRef Path) {
   return std::string(P);
 }
 
+/// A count or offset of the profile: negative or missing is 0.
+static uint64_t nonNegative(const json::Object &O, llvm::StringRef Key) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, O.getInteger(Key).value_or(0)));
+}
+
 std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
                                        std::string &Error) {
   auto Buffer = llvm::MemoryBuffer::getFile(Path);
@@ -49,8 +54,7 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
   }
   SyncProfile P;
   P.Program = Root->getString("program").value_or("").str();
-  P.Steps = static_cast<uint64_t>(
-      std::max<int64_t>(0, Root->getInteger("steps").value_or(0)));
+  P.Steps = nonNegative(*Root, "steps");
   P.StepMs = std::max(0.0, Root->getNumber("step_ms").value_or(0));
   const json::Array *Syncs = Root->getArray("syncs");
   if (!Syncs) {
@@ -71,8 +75,7 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
     ProfileSync Sync;
     Sync.Kind = S->getString("kind").value_or("").str();
     Sync.Op = S->getString("op").value_or("").str();
-    Sync.Count = static_cast<uint64_t>(
-        std::max<int64_t>(0, S->getInteger("count").value_or(0)));
+    Sync.Count = nonNegative(*S, "count");
     Sync.WaitMs = std::max(0.0, S->getNumber("wait_ms").value_or(0));
     if (const json::Array *Frames = S->getArray("frames"))
       for (const json::Value &FV : *Frames) {
@@ -81,12 +84,10 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
           continue;
         ProfileFrame Frame;
         Frame.File = F->getString("file").value_or("").str();
-        Frame.Line = static_cast<unsigned>(
-            std::max<int64_t>(0, F->getInteger("line").value_or(0)));
+        Frame.Line = static_cast<unsigned>(nonNegative(*F, "line"));
         Frame.Function = F->getString("function").value_or("").str();
         Frame.Module = F->getString("module").value_or("").str();
-        Frame.Offset = static_cast<uint64_t>(
-            std::max<int64_t>(0, F->getInteger("offset").value_or(0)));
+        Frame.Offset = nonNegative(*F, "offset");
         if (Frame.File.empty() && !Frame.Module.empty()) {
           // A return address points after the call: look one byte back. An
           // address in inlined code stands for several frames (a lambda inlined

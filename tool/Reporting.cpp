@@ -168,13 +168,14 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
   llvm::json::Array Array;
   for (const ReportedFinding &F : Findings) {
     llvm::json::Object O{{"check", F.Check},
-                                       {"file", F.File},
-                                       {"line", F.Line},
-                                       {"column", F.Column},
-                                       {"message", F.Message},
-                                       {"dependency", F.Dependency},
-                                       {"loop_line", F.LoopLine ? llvm::json::Value(F.LoopLine) : llvm::json::Value(nullptr)},
-                                       {"fixable", F.Fixable}};
+                         {"file", F.File},
+                         {"line", F.Line},
+                         {"column", F.Column},
+                         {"message", F.Message},
+                         {"dependency", F.Dependency},
+                         {"loop_line", F.LoopLine ? llvm::json::Value(F.LoopLine)
+                                                  : llvm::json::Value(nullptr)},
+                         {"fixable", F.Fixable}};
     // With --profile (ProfileJoin.h): what the program's run measured here.
     if (F.Profiled)
       O["measured"] = llvm::json::Object{{"count", static_cast<int64_t>(F.MeasuredCount)},
