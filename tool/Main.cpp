@@ -20,6 +20,7 @@
 #include "Formatters.h"
 #include "ConfigAudit.h"
 #include "ProfileJoin.h"
+#include "UnitWorker.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -211,6 +212,17 @@ cl::opt<bool> NoPch("no-pch",
                     cl::desc("Parse every translation unit in full (no shared precompiled "
                              "headers)"),
                     cl::cat(Category));
+cl::opt<unsigned> TuTimeout(
+    "tu-timeout",
+    cl::desc("Seconds one translation unit may take; each is analysed in a process of its "
+             "own, so a crash or a hang is that unit's error (0: no limit, analysed in this "
+             "process; default 600)"),
+    cl::init(600), cl::value_desc("seconds"), cl::cat(Category));
+// A batch run's worker process (UnitWorker.h): not for users.
+cl::opt<std::string> WorkerRequestPath("internal-worker-request", cl::ReallyHidden,
+                                       cl::cat(Category));
+cl::opt<std::string> WorkerResponsePath("internal-worker-response", cl::ReallyHidden,
+                                        cl::cat(Category));
 cl::list<std::string> LoadPlugins("load", cl::desc("Not supported: the checks are built in "
                                                    "(load the plugin into clang-tidy instead)"),
                                   cl::cat(Category));
@@ -229,6 +241,9 @@ int usageError(const Twine &Message) {
 
 /// The --line-filter / --diff line filter (clang-tidy's JSON format); parsed once.
 std::string EffectiveLineFilter;
+
+/// The run's own arguments (after argv[0]), which worker processes get too.
+std::vector<std::string> RunArguments;
 
 /// The --profile, read once by checkOptions().
 std::optional<torch_syncfree::SyncProfile> LoadedProfile;
@@ -536,11 +551,9 @@ std::optional<int> runConfigCommands() {
 
 /// The compilation database and the files to analyse (each with the TU parsed
 /// for it); an exit status when there is nothing to do or the input is bad.
-std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixed, Batch &B) {
+/// The compilation database of the run (a worker process loads it too).
+std::optional<int> loadDatabase(std::unique_ptr<tooling::CompilationDatabase> Fixed, Batch &B) {
   auto &Compilations = B.Compilations;
-  auto &Files = B.Files;
-  auto &ParseFiles = B.ParseFiles;
-  auto &Interpolate = B.Interpolate;
   // Files a database does not list (headers from pre-commit, new sources) get
   // the flags clang interpolates from the closest entry, as in clangd; flags
   // after `--` apply to every file as given.
@@ -569,6 +582,18 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
     Compilations = std::make_unique<torch_syncfree::SanitizedDatabase>(
         tooling::inferMissingCompileCommands(std::move(Detected)));
   }
+  B.Interpolate = !FromDashDash;
+  Compilations->setRemovedArgs(std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
+  return std::nullopt;
+}
+
+std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixed, Batch &B) {
+  if (std::optional<int> Exit = loadDatabase(std::move(Fixed), B))
+    return Exit;
+  auto &Compilations = B.Compilations;
+  auto &Files = B.Files;
+  auto &ParseFiles = B.ParseFiles;
+  auto &Interpolate = B.Interpolate;
   // Files the database lists itself; the others are analysed through a TU that
   // includes them, or with interpolated flags.
   std::vector<std::string> Listed = Compilations->getAllFiles();
@@ -580,8 +605,6 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
     File = std::string(Absolute);
     ListedSet.insert(File);
   }
-  Interpolate = !FromDashDash;
-  Compilations->setRemovedArgs(std::vector<std::string>(RemovedArgs.begin(), RemovedArgs.end()));
 
   Files.assign(Sources.begin(), Sources.end());
   if (Files.empty())
@@ -634,6 +657,28 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
                << "\n";
     }
   return std::nullopt;
+}
+
+/// The file system one unit is parsed through: the safe one (SafeFileSystem.h)
+/// under --vfsoverlay; null, with Error set, when the overlay cannot be read.
+IntrusiveRefCntPtr<vfs::OverlayFileSystem> makeUnitFileSystem(std::string &Error) {
+  // ClangTool sets the working directory of its file system to each compile
+  // command's directory: each unit gets a physical file system of its own
+  // (the real one shares the process's working directory across threads).
+  auto SafeFS = torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem());
+  auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(SafeFS);
+  if (!VfsOverlay.empty()) {
+    auto Buffer = SafeFS->getBufferForFile(VfsOverlay);
+    IntrusiveRefCntPtr<vfs::FileSystem> Redirecting =
+        Buffer ? vfs::getVFSFromYAML(std::move(*Buffer), nullptr, VfsOverlay, nullptr, SafeFS)
+               : nullptr;
+    if (!Redirecting) {
+      Error = "invalid --vfsoverlay file '" + VfsOverlay + "'";
+      return nullptr;
+    }
+    UnitFS->pushOverlay(Redirecting);
+  }
+  return UnitFS;
 }
 
 /// Analyses every translation unit, in parallel (clang's thread pool); each
@@ -708,6 +753,10 @@ void analyseUnits(Batch &B) {
   bool Terminal = sys::Process::StandardErrIsDisplayed();
   ShowProgress = !Quiet && Files.size() > 1;
   Threads = Jobs ? Jobs : std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+  // Each unit in a process of its own, with a time limit (UnitWorker.h); the
+  // check profile is collected in this process, so it analyses in-process.
+  std::string Self = sys::fs::getMainExecutable(nullptr, (void *)&makeUnitFileSystem);
+  bool UseWorkers = TuTimeout > 0 && !EnableCheckProfile && !Self.empty();
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
     auto AnalyseUnit = [&](size_t I) {
@@ -721,23 +770,13 @@ void analyseUnits(Batch &B) {
           ++Done;
           return;
         }
-        // ClangTool sets the working directory of its file system to each compile
-        // command's directory: each thread gets a physical file system of its own
-        // (the real one shares the process's working directory across threads).
-        auto SafeFS = torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem());
-        auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(SafeFS);
-        if (!VfsOverlay.empty()) {
-          auto Buffer = SafeFS->getBufferForFile(VfsOverlay);
-          IntrusiveRefCntPtr<vfs::FileSystem> Redirecting =
-              Buffer ? vfs::getVFSFromYAML(std::move(*Buffer), nullptr, VfsOverlay, nullptr, SafeFS)
-                     : nullptr;
-          if (!Redirecting) {
-            Unit.CannotAnalyse = true;
-            Unit.CompileError = "invalid --vfsoverlay file '" + VfsOverlay + "'";
-            ++Done;
-            return;
-          }
-          UnitFS->pushOverlay(Redirecting);
+        std::string FileSystemError;
+        auto UnitFS = makeUnitFileSystem(FileSystemError);
+        if (!UnitFS) {
+          Unit.CannotAnalyse = true;
+          Unit.CompileError = FileSystemError;
+          ++Done;
+          return;
         }
         if (Selection) {
           std::vector<tooling::CompileCommand> Commands =
@@ -771,10 +810,26 @@ void analyseUnits(Batch &B) {
           Run.ReadFiles = &ReadFiles;
         if (Pch && !Cached)
           Run.SharedPch = Pch->pchFor(ParseFiles[I]);
-        std::vector<FindingRecord> Errors =
-            Cached ? std::move(*Cached)
-                   : torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
-                                               UnitFS, Run);
+        std::vector<FindingRecord> Errors;
+        if (Cached) {
+          Errors = std::move(*Cached);
+        } else if (UseWorkers) {
+          torch_syncfree::WorkerResult Worker = torch_syncfree::runUnitInWorker(
+              Self, RunArguments,
+              {ParseFiles[I], Run.SharedPch, EffectiveLineFilter, !CacheKey.empty()}, TuTimeout);
+          if (!Worker.Failure.empty()) {
+            Unit.CannotAnalyse = true;
+            Unit.CompileError = Worker.Failure;
+            ++Done;
+            return;
+          }
+          Errors = std::move(Worker.Findings);
+          ParsedPlainly = Worker.ParsedPlainly;
+          ReadFiles = std::move(Worker.ReadFiles);
+        } else {
+          Errors = torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
+                                             UnitFS, Run);
+        }
         bool CompileErrors = torch_syncfree::hasCompileError(Errors);
         if (ParsedPlainly) {
           ++PlainRetries;
@@ -1136,6 +1191,41 @@ int exitStatus(const Batch &B) {
 
 } // namespace
 
+/// A worker process of a batch run (UnitWorker.h): analyses the one unit its
+/// request names, as the run would in-process, and writes the findings back.
+int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
+  torch_syncfree::becomeWorker();
+  std::string Error;
+  std::optional<torch_syncfree::WorkerRequest> Request =
+      torch_syncfree::readWorkerRequest(WorkerRequestPath, Error);
+  if (!Request)
+    return usageError(Error);
+  if (std::string ConfigError = loadCommandLineConfig(); !ConfigError.empty())
+    return usageError(ConfigError);
+  if (!ResourceDir.empty())
+    torch_syncfree::ToolchainPaths::get().ResourceDir = ResourceDir;
+  EffectiveLineFilter = Request->LineFilter; // the run resolved --diff once
+  Batch B;
+  if (std::optional<int> Exit = loadDatabase(std::move(Fixed), B))
+    return *Exit;
+  auto UnitFS = makeUnitFileSystem(Error);
+  if (!UnitFS)
+    return usageError(Error);
+  ClangTidyContext Context(makeOptionsProvider());
+  torch_syncfree::RunOptions Run;
+  Run.SharedPch = Request->SharedPch;
+  bool ParsedPlainly = false;
+  Run.ParsedPlainly = &ParsedPlainly;
+  std::vector<std::string> ReadFiles;
+  if (Request->WantReadFiles)
+    Run.ReadFiles = &ReadFiles;
+  std::vector<FindingRecord> Findings =
+      torch_syncfree::runChecks(Context, *B.Compilations, {Request->File}, UnitFS, Run);
+  if (!torch_syncfree::writeWorkerResponse(WorkerResponsePath, Findings, ParsedPlainly, ReadFiles))
+    return usageError("cannot write the worker response '" + WorkerResponsePath + "'");
+  return ExitClean;
+}
+
 int main(int argc, const char **argv) {
   InitLLVM X(argc, argv);
   cl::SetVersionPrinter([](raw_ostream &OS) {
@@ -1148,6 +1238,7 @@ int main(int argc, const char **argv) {
   // (analyseUnits); without a recovery context on the thread, crashes behave as before.
   CrashRecoveryContext::Enable();
 
+  RunArguments.assign(argv + 1, argv + argc);
   // Everything after `--` is the compile command for the listed sources.
   std::string FixedError;
   std::unique_ptr<tooling::CompilationDatabase> Fixed =
@@ -1166,6 +1257,8 @@ int main(int argc, const char **argv) {
     return usageError(First.empty() ? "invalid command line" : First);
   }
 
+  if (!WorkerRequestPath.empty())
+    return runWorker(std::move(Fixed));
   Batch B;
   if (std::optional<int> Exit = checkOptions(B.SarifRoot))
     return *Exit;

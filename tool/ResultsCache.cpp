@@ -1,4 +1,5 @@
 #include "ResultsCache.h"
+#include "FindingJson.h"
 #include "TextEncoding.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -40,67 +41,6 @@ std::string toolIdentity() {
   }();
   return Identity;
 }
-
-json::Object message(const tooling::DiagnosticMessage &M) {
-  json::Array Fix, Ranges;
-  for (const auto &[File, Replacements] : M.Fix)
-    for (const tooling::Replacement &R : Replacements)
-      Fix.push_back(json::Object{{"file", R.getFilePath()},
-                                 {"offset", R.getOffset()},
-                                 {"length", R.getLength()},
-                                 {"text", R.getReplacementText()}});
-  for (const tooling::FileByteRange &R : M.Ranges)
-    Ranges.push_back(json::Object{{"file", R.FilePath}, {"offset", R.FileOffset}, {"length", R.Length}});
-  return json::Object{{"message", M.Message},
-                      {"file", M.FilePath},
-                      {"offset", M.FileOffset},
-                      {"fix", std::move(Fix)},
-                      {"ranges", std::move(Ranges)}};
-}
-
-bool readMessage(const json::Object *O, tooling::DiagnosticMessage &M) {
-  if (!O)
-    return false;
-  auto Text = O->getString("message");
-  auto File = O->getString("file");
-  auto Offset = O->getInteger("offset");
-  const json::Array *Fix = O->getArray("fix");
-  const json::Array *Ranges = O->getArray("ranges");
-  if (!Text || !File || !Offset || !Fix || !Ranges)
-    return false;
-  M.Message = Text->str();
-  M.FilePath = File->str();
-  M.FileOffset = static_cast<unsigned>(*Offset);
-  for (const json::Value &V : *Fix) {
-    const json::Object *R = V.getAsObject();
-    auto RFile = R ? R->getString("file") : std::nullopt;
-    auto ROffset = R ? R->getInteger("offset") : std::nullopt;
-    auto RLength = R ? R->getInteger("length") : std::nullopt;
-    auto RText = R ? R->getString("text") : std::nullopt;
-    if (!RFile || !ROffset || !RLength || !RText)
-      return false;
-    if (llvm::Error E = M.Fix[*RFile].add(tooling::Replacement(
-            *RFile, static_cast<unsigned>(*ROffset), static_cast<unsigned>(*RLength), *RText))) {
-      llvm::consumeError(std::move(E));
-      return false;
-    }
-  }
-  for (const json::Value &V : *Ranges) {
-    const json::Object *R = V.getAsObject();
-    auto RFile = R ? R->getString("file") : std::nullopt;
-    auto ROffset = R ? R->getInteger("offset") : std::nullopt;
-    auto RLength = R ? R->getInteger("length") : std::nullopt;
-    if (!RFile || !ROffset || !RLength)
-      return false;
-    tooling::FileByteRange Range;
-    Range.FilePath = RFile->str();
-    Range.FileOffset = static_cast<unsigned>(*ROffset);
-    Range.Length = static_cast<unsigned>(*RLength);
-    M.Ranges.push_back(std::move(Range));
-  }
-  return true;
-}
-
 
 } // namespace
 
@@ -185,37 +125,10 @@ std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
       return Miss();
     InputFiles.insert(*File);
   }
-  std::vector<FindingRecord> Errors;
-  for (const json::Value &V : *Findings) {
-    const json::Object *F = V.getAsObject();
-    auto Name = F ? F->getString("check") : std::nullopt;
-    auto Level = F ? F->getInteger("level") : std::nullopt;
-    auto BuildDirectory = F ? F->getString("buildDirectory") : std::nullopt;
-    auto AsError = F ? F->getBoolean("warningAsError") : std::nullopt;
-    const json::Array *Notes = F ? F->getArray("notes") : nullptr;
-    if (!Name || !Level || !BuildDirectory || !AsError || !Notes)
-      return Miss();
-    FindingRecord E(ClangTidyError(Name->str(), static_cast<ClangTidyError::Level>(*Level),
-                                   BuildDirectory->str(), *AsError));
-    // A check's finding carries its facts; a compiler diagnostic has none.
-    if (const json::Object *Facts = F->getObject("facts")) {
-      auto Class = Facts->getString("dependency");
-      auto LoopLine = Facts->getInteger("loopLine");
-      std::optional<Dependency> D = Class ? dependencyNamed(*Class) : std::nullopt;
-      if (!D || !LoopLine || *LoopLine < 0 || *LoopLine > std::numeric_limits<unsigned>::max())
-        return Miss();
-      E.Facts = FindingFacts{*D, static_cast<unsigned>(*LoopLine)};
-    } else if (Name->starts_with("torch-sync-")) {
-      return Miss();
-    }
-    if (!readMessage(F->getObject("message"), E.Message))
-      return Miss();
-    for (const json::Value &N : *Notes) {
-      tooling::DiagnosticMessage Note;
-      if (!readMessage(N.getAsObject(), Note))
-        return Miss();
-      E.Notes.push_back(std::move(Note));
-    }
+  std::optional<std::vector<FindingRecord>> Errors = findingsFromJson(*Findings);
+  if (!Errors)
+    return Miss();
+  for (const FindingRecord &E : *Errors) {
     // Every location and fix lies in a file the entry names (and was read).
     auto Read = [&](StringRef File) { // as the analysis named it: absolute, no dots
       SmallString<256> Absolute(File);
@@ -235,7 +148,6 @@ std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
     };
     if (!Inside(E.Message) || !llvm::all_of(E.Notes, Inside))
       return Reject();
-    Errors.push_back(std::move(E));
   }
   std::lock_guard<std::mutex> Lock(Mutex);
   ++Hits;
@@ -244,28 +156,14 @@ std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
 
 void ResultsCache::store(StringRef Key, const std::vector<FindingRecord> &Errors,
                          const std::vector<std::string> &ReadFiles) {
-  json::Array Inputs, Findings;
+  json::Array Inputs;
   for (const std::string &File : ReadFiles) {
     std::optional<uint64_t> Hash = contentHash(File);
     if (!Hash)
       return; // a file that cannot be read again: nothing to validate with
     Inputs.push_back(json::Object{{"file", File}, {"hash", hex64(*Hash)}});
   }
-  for (const FindingRecord &E : Errors) {
-    json::Array Notes;
-    for (const tooling::DiagnosticMessage &Note : E.Notes)
-      Notes.push_back(message(Note));
-    json::Object Finding{{"check", E.DiagnosticName},
-                         {"level", static_cast<int>(E.DiagLevel)},
-                         {"buildDirectory", E.BuildDirectory},
-                         {"warningAsError", E.IsWarningAsError},
-                         {"message", message(E.Message)},
-                         {"notes", std::move(Notes)}};
-    if (E.Facts)
-      Finding["facts"] = json::Object{{"dependency", dependencyName(E.Facts->Class)},
-                                      {"loopLine", E.Facts->LoopLine}};
-    Findings.push_back(std::move(Finding));
-  }
+  json::Array Findings = findingsToJson(Errors);
   if (fs::create_directories(Directory))
     return;
   SmallString<256> Path(Directory);

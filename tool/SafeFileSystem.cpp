@@ -1,5 +1,6 @@
 #include "SafeFileSystem.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Errc.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -69,14 +70,22 @@ public:
 
 uint64_t ReadContents::hash(StringRef Bytes) { return xxh3_64bits(Bytes); }
 
-void ReadContents::record(StringRef Path, StringRef Bytes) {
-  uint64_t H = hash(Bytes);
+void ReadContents::record(StringRef Path, StringRef Bytes) { recordHash(Path, hash(Bytes)); }
+
+void ReadContents::recordHash(StringRef Path, std::optional<uint64_t> H) {
   std::lock_guard<std::mutex> Lock(HashMutex);
   auto [It, Inserted] = hashes().try_emplace(normalised(Path), H);
-  if (!Inserted && It->second && *It->second != H)
+  if (!Inserted && It->second != H)
     It->second = std::nullopt; // two translation units read different contents
-  else if (!Inserted && !It->second)
-    return;
+}
+
+std::vector<std::pair<std::string, std::optional<uint64_t>>> ReadContents::all() {
+  std::lock_guard<std::mutex> Lock(HashMutex);
+  std::vector<std::pair<std::string, std::optional<uint64_t>>> All;
+  for (const auto &Entry : hashes())
+    All.emplace_back(Entry.getKey().str(), Entry.getValue());
+  llvm::sort(All);
+  return All;
 }
 
 std::optional<uint64_t> ReadContents::lookup(StringRef Path) {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace torch_syncfree {
 
@@ -23,6 +25,11 @@ public:
   /// was read with different contents by two translation units.
   static std::optional<uint64_t> lookup(llvm::StringRef Path);
   static uint64_t hash(llvm::StringRef Bytes);
+  /// The same with the hash already known (nullopt: read unstably), as a
+  /// worker process reports it (UnitWorker.h).
+  static void recordHash(llvm::StringRef Path, std::optional<uint64_t> Hash);
+  /// Every file read by this process, in path order.
+  static std::vector<std::pair<std::string, std::optional<uint64_t>>> all();
 };
 
 /// Wraps Base: non-regular files cannot be opened; reads are recorded.

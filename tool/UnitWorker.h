@@ -1,0 +1,57 @@
+// One translation unit analysed in a process of its own (issue 23: "one TU
+// cannot take down the run"). The batch run's threads each start
+// `torch-syncfree --internal-worker-request=R --internal-worker-response=W
+// <the run's own arguments>` for a unit and wait for it at most --tu-timeout
+// seconds: a crash, a fatal error, an abort, memory exhaustion or a hang in
+// clang or a check ends that process only, and becomes that unit's error.
+// The worker re-reads the same options and compile database as the run, so it
+// analyses the unit exactly as the run would in-process; its findings come back
+// losslessly as JSON (FindingJson.h), with the hashes of the files it read
+// (the fix writer applies fixes only to those exact contents).
+#ifndef TORCH_SYNCFREE_UNIT_WORKER_H
+#define TORCH_SYNCFREE_UNIT_WORKER_H
+
+#include "FindingRecord.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch_syncfree {
+
+/// What the run asks a worker to analyse (the rest comes from the arguments).
+struct WorkerRequest {
+  std::string File;        ///< the translation unit's main file, absolute
+  std::string SharedPch;   ///< the shared PCH the run validated for it; "" for none
+  std::string LineFilter;  ///< the run's effective line filter (--diff already resolved)
+  bool WantReadFiles = false; ///< the results cache needs the files read
+};
+
+/// What came back: the findings, or why there are none.
+struct WorkerResult {
+  std::vector<FindingRecord> Findings;
+  bool ParsedPlainly = false;
+  std::vector<std::string> ReadFiles;
+  /// Not empty: the unit's error ("clang crashed while analysing it (signal 11)",
+  /// a timeout); Findings is then empty.
+  std::string Failure;
+};
+
+/// Starts Self with the internal options and RunArguments, waits at most
+/// TimeoutSeconds (then kills it) and reads its response.
+WorkerResult runUnitInWorker(llvm::StringRef Self, llvm::ArrayRef<std::string> RunArguments,
+                             const WorkerRequest &Request, unsigned TimeoutSeconds);
+
+/// The worker's side: its request, or nullopt with Error set.
+std::optional<WorkerRequest> readWorkerRequest(llvm::StringRef Path, std::string &Error);
+/// Writes the response (with the read contents' hashes of this process),
+/// atomically; false when it cannot be written.
+bool writeWorkerResponse(llvm::StringRef Path, const std::vector<FindingRecord> &Findings,
+                         bool ParsedPlainly, const std::vector<std::string> &ReadFiles);
+/// Worker set-up: no core files, and the worker dies with the run that started it.
+void becomeWorker();
+
+} // namespace torch_syncfree
+
+#endif
