@@ -5,6 +5,7 @@
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/Basic/DiagnosticFrontend.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
@@ -12,7 +13,9 @@
 #include "clang/Frontend/PrecompiledPreamble.h"
 #include "clang/Frontend/Utils.h"
 #include "llvm/Support/Path.h"
+#include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Sema/ExternalSemaSource.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
@@ -151,6 +154,65 @@ public:
   bool needSystemDependencies() override { return true; }
 };
 
+/// #embed reads a file's bytes into the program, and C++26 lets a
+/// static_assert message print them: a repository could make the analysis read
+/// (and a CI log show) any file the user can read. Embedded files are read only
+/// when they are regular files of at most 64 MiB under the compile command's
+/// directory, the main file's directory or an include path (-I, -isystem,
+/// --embed-dir, ...), symbolic links resolved; any other is replaced by nothing
+/// and the directive is an error (the unit does not compile). __has_embed only
+/// asks whether a file exists and is empty: it reads no bytes.
+class EmbedPolicy : public PPCallbacks {
+public:
+  static constexpr uint64_t MaxBytes = 64ull << 20;
+
+  EmbedPolicy(CompilerInstance &Compiler, StringRef MainFile) : Compiler(Compiler) {
+    llvm::vfs::FileSystem &FS = Compiler.getFileManager().getVirtualFileSystem();
+    std::vector<std::string> Dirs;
+    if (auto Cwd = FS.getCurrentWorkingDirectory())
+      Dirs.push_back(*Cwd);
+    SmallString<256> Main(MainFile);
+    FS.makeAbsolute(Main);
+    Dirs.push_back(llvm::sys::path::parent_path(Main).str());
+    for (const HeaderSearchOptions::Entry &E : Compiler.getHeaderSearchOpts().UserEntries)
+      Dirs.push_back(E.Path);
+    for (const std::string &Dir : Compiler.getPreprocessorOpts().EmbedEntries)
+      Dirs.push_back(Dir);
+    for (const std::string &Dir : Dirs) {
+      SmallString<256> Real;
+      if (!Dir.empty() && !FS.getRealPath(Dir, Real))
+        Roots.push_back(std::string(Real));
+    }
+  }
+
+  void EmbedDirective(SourceLocation HashLoc, StringRef FileName, bool IsAngled,
+                      OptionalFileEntryRef File, const LexEmbedParametersResult &) override {
+    if (!File)
+      return;
+    SmallString<256> Real;
+    llvm::vfs::FileSystem &FS = Compiler.getFileManager().getVirtualFileSystem();
+    bool Allowed = !FS.getRealPath(File->getName(), Real) && File->getSize() <= MaxBytes &&
+                   llvm::any_of(Roots, [&](const std::string &Root) {
+                     return Real.str().starts_with(Root) &&
+                            (Real.size() == Root.size() ||
+                             llvm::sys::path::is_separator(Real[Root.size()]));
+                   });
+    if (Allowed)
+      return;
+    Compiler.getSourceManager().overrideFileContents(*File, llvm::MemoryBuffer::getMemBuffer(""));
+    // A built-in diagnostic: clang-tidy's consumer names custom IDs through
+    // its own DiagnosticIDs, which do not know the compiler's.
+    Compiler.getDiagnostics().Report(HashLoc, diag::err_cannot_open_file)
+        << FileName
+        << "torch-syncfree embeds only regular files of at most 64 MiB under the compile "
+           "command's directory, the main file's directory and the include paths"        << FileName;
+  }
+
+private:
+  CompilerInstance &Compiler;
+  std::vector<std::string> Roots;
+};
+
 /// PreambleCallbacks' defaults: nothing recorded, no body skipped.
 class KeepEverything : public PreambleCallbacks {};
 
@@ -263,6 +325,7 @@ private:
         : Factory(Factory), Context(Context), SkipSystemInstantiations(SkipSystemInstantiations) {}
     std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &Compiler,
                                                    StringRef File) override {
+      Compiler.getPreprocessor().addPPCallbacks(std::make_unique<EmbedPolicy>(Compiler, File));
       std::vector<std::unique_ptr<ASTConsumer>> Consumers;
       // Findings wanted in system headers (SystemHeaders): traverse everything.
       if (!Context.getOptionsForFile(File).SystemHeaders.value_or(false))
