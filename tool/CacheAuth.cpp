@@ -14,6 +14,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,16 +52,26 @@ bool readKey(const std::string &Path, unsigned char *Key, std::string &Why) {
 /// (no process with that pid: kill(pid, 0) fails with ESRCH) are removed;
 /// symlinks are never followed.
 static void removeStaleTemporaries(const std::string &Dir) {
-  std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; !EC && It != End; It.increment(EC)) {
-    if (!madeByGoneProcess(llvm::sys::path::filename(It->path()), ".tmp-"))
+  // Through a descriptor of the directory (openat-style): no path is resolved
+  // twice, and a directory swapped for a link is not walked.
+  int Fd = ::open(Dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (Fd < 0)
+    return;
+  DIR *D = ::fdopendir(Fd);
+  if (!D) {
+    ::close(Fd);
+    return;
+  }
+  while (struct dirent *E = ::readdir(D)) {
+    if (!madeByGoneProcess(E->d_name, ".tmp-"))
       continue;
     struct stat Status;
-    if (::lstat(It->path().c_str(), &Status) != 0 || !S_ISREG(Status.st_mode) ||
-        Status.st_uid != ::getuid())
+    if (::fstatat(::dirfd(D), E->d_name, &Status, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(Status.st_mode) || Status.st_uid != ::getuid())
       continue;
-    ::unlink(It->path().c_str());
+    ::unlinkat(::dirfd(D), E->d_name, 0);
   }
+  ::closedir(D);
 }
 
 std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::StringRef> Subdirs) {
@@ -167,12 +178,33 @@ std::optional<std::string> CacheAuthenticator::verify(llvm::StringRef Signed) co
   return Text.str();
 }
 
+std::unique_ptr<llvm::MemoryBuffer> readCacheFile(llvm::StringRef Path, uint64_t MaxBytes) {
+  // O_NOFOLLOW: a link planted in the cache (a committed build directory)
+  // is not followed; O_NONBLOCK: opening a FIFO does not wait for a writer.
+  llvm::SmallString<256> Name(Path);
+  int FD = ::open(Name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (FD < 0)
+    return nullptr;
+  struct stat Status;
+  std::unique_ptr<llvm::MemoryBuffer> Result;
+  if (::fstat(FD, &Status) == 0 && S_ISREG(Status.st_mode) &&
+      static_cast<uint64_t>(Status.st_size) <= MaxBytes) {
+    auto Buffer = llvm::MemoryBuffer::getOpenFile(llvm::sys::fs::convertFDToNativeFile(FD), Path,
+                                                  Status.st_size,
+                                                  /*RequiresNullTerminator=*/false);
+    if (Buffer)
+      Result = std::move(*Buffer);
+  }
+  ::close(FD);
+  return Result;
+}
+
 std::string fileDigest(llvm::StringRef Path) {
-  auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto Buffer = readCacheFile(Path, /*MaxBytes=*/uint64_t(16) << 30);
   if (!Buffer)
     return "";
   llvm::BLAKE3 Hasher;
-  Hasher.update((*Buffer)->getBuffer());
+  Hasher.update(Buffer->getBuffer());
   auto Digest = Hasher.final();
   return llvm::toHex(Digest, /*LowerCase=*/true);
 }

@@ -10,6 +10,9 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -41,7 +44,11 @@ private:
 /// with one warning).
 std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::StringRef> Subdirs);
 
-/// The BLAKE3 digest of a file's bytes, hex; "" when it cannot be read.
+/// A cache file's bytes: a regular file of at most MaxBytes, opened without
+/// following a symbolic link; null otherwise.
+std::unique_ptr<llvm::MemoryBuffer> readCacheFile(llvm::StringRef Path, uint64_t MaxBytes);
+
+/// The BLAKE3 digest of a file's bytes (readCacheFile), hex; "" when it cannot be read.
 std::string fileDigest(llvm::StringRef Path);
 
 /// Writes a cache file through a temporary file renamed over Target (one per

@@ -92,11 +92,11 @@ std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
     ++Misses;
     return std::nullopt;
   };
-  auto Buffer = llvm::MemoryBuffer::getFile(Path);
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = readCacheFile(Path, /*MaxBytes=*/64 << 20);
   if (!Buffer)
     return Miss();
   // Only what this user's tool wrote: a committed or forged entry is ignored.
-  std::optional<std::string> Text = Auth.verify((*Buffer)->getBuffer());
+  std::optional<std::string> Text = Auth.verify(Buffer->getBuffer());
   if (!Text)
     return Reject();
   if (!checkJsonNesting(*Text).empty())

@@ -331,11 +331,11 @@ std::vector<std::string> pchInputs(StringRef PchPath) {
   std::vector<std::string> Files;
   StringRef Base = PchPath;
   Base.consume_back(".pch");
-  auto Buffer = llvm::MemoryBuffer::getFile(Base + ".deps");
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = readCacheFile((Base + ".deps").str(), 64 << 20);
   if (!Buffer)
     return Files;
   // Read after plan() verified it; only the dependency lines are inputs.
-  StringRef Text = (*Buffer)->getBuffer();
+  StringRef Text = Buffer->getBuffer();
   if (size_t Mac = Text.rfind("\nmac "); Mac != StringRef::npos)
     Text = Text.take_front(Mac);
   for (StringRef Line : dependencyLines(Text))
@@ -349,10 +349,10 @@ SharedPchCache::SharedPchCache(std::string Directory, const CompilationDatabase 
     : Directory(std::move(Directory)), Database(Database), Options(Options), Auth(Auth) {}
 
 bool SharedPchCache::trusted(StringRef Base) {
-  auto Buffer = llvm::MemoryBuffer::getFile(Base + ".deps");
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = readCacheFile((Base + ".deps").str(), 64 << 20);
   if (!Buffer)
     return false;
-  std::optional<std::string> Manifest = Auth.verify((*Buffer)->getBuffer());
+  std::optional<std::string> Manifest = Auth.verify(Buffer->getBuffer());
   if (!Manifest) {
     ++Counts.Untrusted; // committed, forged, or written by another user's tool
     return false;
