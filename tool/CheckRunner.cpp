@@ -154,14 +154,16 @@ public:
   bool needSystemDependencies() override { return true; }
 };
 
-/// #embed reads a file's bytes into the program, and C++26 lets a
-/// static_assert message print them: a repository could make the analysis read
-/// (and a CI log show) any file the user can read. Embedded files are read only
-/// when they are regular files of at most 64 MiB under the compile command's
-/// directory, the main file's directory or an include path (-I, -isystem,
-/// --embed-dir, ...), symbolic links resolved; any other is replaced by nothing
-/// and the directive is an error (the unit does not compile). __has_embed only
-/// asks whether a file exists and is empty: it reads no bytes.
+/// #embed puts a file's bytes into the program, and C++26 lets a static_assert
+/// message print them: a repository could make a CI log show any file the
+/// user can read. An embedded file is accepted only when it is a regular file
+/// of at most 64 MiB under the compile command's directory, the main file's
+/// directory or an include path (-I, -isystem, --embed-dir, ...), symbolic
+/// links resolved. Any other directive is a fatal error: clang reports nothing
+/// after it, so the bytes reach no output. Clang has read them by the time this
+/// callback runs (it cannot be made to skip the read; replacing the buffer then
+/// would leave clang a dangling one), and the safe file system bounds every read
+/// (SafeFileSystem.h). __has_embed only asks whether a file exists and is empty.
 class EmbedPolicy : public PPCallbacks {
 public:
   static constexpr uint64_t MaxBytes = 64ull << 20;
@@ -199,7 +201,6 @@ public:
                    });
     if (Allowed)
       return;
-    Compiler.getSourceManager().overrideFileContents(*File, llvm::MemoryBuffer::getMemBuffer(""));
     // A built-in diagnostic: clang-tidy's consumer names custom IDs through
     // its own DiagnosticIDs, which do not know the compiler's.
     Compiler.getDiagnostics().Report(HashLoc, diag::err_cannot_open_file)

@@ -56,6 +56,10 @@ public:
     ErrorOr<vfs::Status> Status = getUnderlyingFS().status(Name);
     if (Status && Status->getType() != sys::fs::file_type::regular_file)
       return std::make_error_code(std::errc::permission_denied); // not a regular file
+    // A bound on every read (a source, a header, an #embed, a PCH): a
+    // multi-gigabyte file in a repository cannot exhaust memory.
+    if (Status && Status->getSize() > MaxReadBytes)
+      return std::make_error_code(std::errc::file_too_large);
     auto File = ProxyFileSystem::openFileForRead(Name);
     if (!File)
       return File;

@@ -32,7 +32,11 @@ public:
   static std::vector<std::pair<std::string, std::optional<uint64_t>>> all();
 };
 
-/// Wraps Base: non-regular files cannot be opened; reads are recorded.
+/// The largest file an analysis reads (PCHs of LibTorch are a few hundred MB).
+constexpr uint64_t MaxReadBytes = uint64_t(4) << 30;
+
+/// Wraps Base: non-regular files and files over MaxReadBytes cannot be opened;
+/// reads are recorded.
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
 makeSafeFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base);
 
