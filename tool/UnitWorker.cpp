@@ -13,6 +13,8 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -49,10 +51,39 @@ bool makeTemporary(StringRef Prefix, ScopedTemporary &T) {
 /// Waits for Pid at most Deadline; kills it then. The exit status, and whether
 /// it was killed for the time limit. (Not llvm::sys::Wait with a timeout: it
 /// arms the process-wide alarm(), and the batch's threads wait concurrently.)
+/// A pidfd (Linux 5.3) wakes the thread the moment the worker ends; without
+/// one, waitpid is polled.
 int waitWithDeadline(pid_t Pid, std::chrono::steady_clock::time_point Deadline, bool &TimedOut) {
   TimedOut = false;
-  auto Pause = std::chrono::milliseconds(1);
   int Status = 0;
+  auto Reap = [&] {
+    while (::waitpid(Pid, &Status, 0) < 0)
+      if (errno != EINTR)
+        return -1;
+    return Status;
+  };
+#ifdef SYS_pidfd_open
+  int PidFd = static_cast<int>(::syscall(SYS_pidfd_open, Pid, 0));
+  if (PidFd >= 0) {
+    for (;;) {
+      auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      Deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (Left <= 0) {
+        TimedOut = true;
+        ::kill(Pid, SIGKILL);
+        break;
+      }
+      struct pollfd Wait = {PidFd, POLLIN, 0};
+      int Ready = ::poll(&Wait, 1, static_cast<int>(std::min<long long>(Left, 60000)));
+      if (Ready > 0 || (Ready < 0 && errno != EINTR))
+        break;
+    }
+    ::close(PidFd);
+    return Reap();
+  }
+#endif
+  auto Pause = std::chrono::milliseconds(1);
   for (;;) {
     pid_t Done = ::waitpid(Pid, &Status, WNOHANG);
     if (Done == Pid)
@@ -62,12 +93,10 @@ int waitWithDeadline(pid_t Pid, std::chrono::steady_clock::time_point Deadline, 
     if (std::chrono::steady_clock::now() >= Deadline) {
       TimedOut = true;
       ::kill(Pid, SIGKILL);
-      while (::waitpid(Pid, &Status, 0) < 0 && errno == EINTR) {
-      }
-      return Status;
+      return Reap();
     }
     std::this_thread::sleep_for(Pause);
-    Pause = std::min(Pause * 2, std::chrono::milliseconds(50));
+    Pause = std::min(Pause * 2, std::chrono::milliseconds(20));
   }
 }
 
