@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -633,7 +634,55 @@ private:
       json::Object Diagnostic = diagnostic(E, Text);
       Result.Findings.push_back(Finding{std::move(E), std::move(Diagnostic)});
     }
+    if (Opts.Profile)
+      addMeasuredCost(Result.Findings, Self, Text);
     return Result;
+  }
+
+  /// --profile: each finding's measured syncs and host wait, joined as the
+  /// batch run joins them (ProfileJoin.h), at the lines of the editor's text.
+  void addMeasuredCost(std::vector<Finding> &Findings, StringRef File, StringRef Text) const {
+    std::vector<ReportedFinding> Joined;
+    for (const Finding &F : Findings) {
+      ReportedFinding R;
+      R.Check = F.Error.DiagnosticName;
+      R.File = File.str();
+      R.Offset = F.Error.Message.FileOffset;
+      R.Line = 1 + Text.take_front(R.Offset).count('\n');
+      Joined.push_back(std::move(R));
+    }
+    std::vector<ReportedFinding> ByCost = Joined;
+    joinProfile(*Opts.Profile, ByCost, {File.str()}); // reorders ByCost by cost
+    for (size_t I = 0; I < Findings.size(); ++I) {
+      auto Same = llvm::find_if(ByCost, [&](const ReportedFinding &R) {
+        return R.Offset == Joined[I].Offset && R.Check == Joined[I].Check;
+      });
+      if (Same == ByCost.end())
+        continue;
+      json::Object &D = Findings[I].Diagnostic;
+      json::Object *Data = D.getObject("data");
+      if (Data) {
+        (*Data)["measuredCount"] = static_cast<int64_t>(Same->MeasuredCount);
+        (*Data)["measuredWaitMs"] = Same->MeasuredWaitMs;
+        (*Data)["executed"] = Same->MeasuredCount > 0;
+      }
+      std::string Message = D.getString("message").value_or("").str();
+      if (Same->MeasuredCount) {
+        Message += " [measured: " + std::to_string(Same->MeasuredCount) + " syncs";
+        if (Same->MeasuredPerStep > 0)
+          Message += llvm::formatv(" ({0:F2}/step)", Same->MeasuredPerStep).str();
+        Message += llvm::formatv(", {0:F3} ms waited", Same->MeasuredWaitMs).str();
+        const SyncProfile &P = *Opts.Profile;
+        if (P.Steps && P.StepMs > 0)
+          Message += llvm::formatv(", {0:F1} % of a step",
+                                   100.0 * Same->MeasuredWaitMs / P.Steps / P.StepMs)
+                         .str();
+        Message += "]";
+      } else {
+        Message += " [not executed in the profiled run]";
+      }
+      D["message"] = std::move(Message);
+    }
   }
 
   /// The range of the token at Offset (an identifier, or one character).

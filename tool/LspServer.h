@@ -3,6 +3,7 @@
 #ifndef TORCH_SYNCFREE_LSPSERVER_H
 #define TORCH_SYNCFREE_LSPSERVER_H
 
+#include "ProfileJoin.h"
 #include "clang-tidy/ClangTidyOptions.h"
 #include "llvm/ADT/StringRef.h"
 #include <functional>
@@ -16,6 +17,8 @@ struct LspOptions {
   std::function<std::unique_ptr<clang::tidy::ClangTidyOptionsProvider>()> Options;
   /// --compile-commands-dir: the one directory to read compile_commands.json from.
   std::string CompileCommandsDir;
+  /// --profile: findings carry their measured cost (ProfileJoin.h).
+  std::shared_ptr<const SyncProfile> Profile;
   /// Delay between the last didChange and its analysis.
   unsigned DebounceMs = 400;
 };

@@ -1267,6 +1267,8 @@ int main(int argc, const char **argv) {
     torch_syncfree::LspOptions Options;
     Options.Options = [] { return makeOptionsProvider(/*LanguageServer=*/true); };
     Options.CompileCommandsDir = CompileCommandsDir;
+    if (LoadedProfile)
+      Options.Profile = std::make_shared<const torch_syncfree::SyncProfile>(*LoadedProfile);
     return torch_syncfree::runLspServer(std::move(Options));
   }
 

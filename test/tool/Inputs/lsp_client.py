@@ -140,6 +140,21 @@ def apply_edits(text, edits, utf8=False):
     return text
 
 
+if scenario == "profile":
+    # --profile (issue 26): each diagnostic carries the cost measured at its
+    # line. WORKDIR holds train.cpp and profile.json (profile-join.test).
+    source = os.path.join(work, "train.cpp")
+    write_db(work, [{"directory": work, "file": source,
+                     "command": "clang++ -std=c++17 -isystem %s -c train.cpp" % mock}])
+    c = Client("--profile=" + os.path.join(work, "profile.json"))
+    c.open(source, open(source).read())
+    for d in sorted(c.diagnostics(uri_of(source)), key=lambda d: d["range"]["start"]["line"]):
+        data = d["data"]
+        print("diagnostic: %d %s measured=%s wait=%s executed=%s | %s" % (
+            d["range"]["start"]["line"] + 1, d["code"], data.get("measuredCount"),
+            data.get("measuredWaitMs"), data.get("executed"), d["message"].split("[")[-1]))
+    print("exit status:", c.close())
+
 if scenario == "basic":
     source = os.path.join(work, "step.cpp")
     open(source, "w").write(STEP)
