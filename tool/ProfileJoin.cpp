@@ -85,6 +85,7 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
         ProfileFrame Frame;
         Frame.File = F->getString("file").value_or("").str();
         Frame.Line = static_cast<unsigned>(nonNegative(*F, "line"));
+        Frame.Column = static_cast<unsigned>(nonNegative(*F, "column"));
         Frame.Function = F->getString("function").value_or("").str();
         Frame.Module = F->getString("module").value_or("").str();
         Frame.Offset = nonNegative(*F, "offset");
@@ -105,6 +106,7 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
               ProfileFrame Symbolized = Frame;
               Symbolized.File = normalised(Info.FileName);
               Symbolized.Line = Info.Line;
+              Symbolized.Column = Info.Column;
               if (Info.FunctionName != llvm::DILineInfo::BadString)
                 Symbolized.Function = Info.FunctionName;
               Sync.Frames.push_back(std::move(Symbolized));
@@ -146,13 +148,19 @@ joinProfile(const SyncProfile &Profile, std::vector<ReportedFinding> &Findings,
     if (User) {
       // The call's own line first; then the lines around it (a statement
       // written over several lines carries its DWARF line at one of them).
+      // Two findings on one line (`auto a = x.to(d), b = y.to(d);`): the
+      // one nearest the frame's DWARF column, when it has one.
       for (int Delta : {0, -1, 1}) {
+        unsigned Distance = ~0u;
         for (ReportedFinding &F : Findings)
           if (normalised(F.File) == User->File &&
-              static_cast<int>(F.Line) ==
-                  static_cast<int>(User->Line) + Delta) {
-            Match = &F;
-            break;
+              static_cast<int>(F.Line) == static_cast<int>(User->Line) + Delta) {
+            unsigned D = Delta == 0 && User->Column
+                             ? static_cast<unsigned>(std::abs(static_cast<int>(F.Column) -
+                                                              static_cast<int>(User->Column)))
+                             : 0;
+            if (!Match || D < Distance)
+              Match = &F, Distance = D;
           }
         if (Match)
           break;

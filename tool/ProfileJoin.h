@@ -18,6 +18,7 @@ namespace torch_syncfree {
 struct ProfileFrame {
   std::string File;     ///< symbolized (absolute), or "" before symbolization
   unsigned Line = 0;
+  unsigned Column = 0;  ///< DWARF column, when the producer recorded one (0: none)
   std::string Function;
   std::string Module;   ///< a raw frame: the binary or library, and the offset in it
   uint64_t Offset = 0;
