@@ -1,5 +1,8 @@
 """Results are a function of the input alone (issue 22): the same files give
-byte-identical JSON, SARIF and --fix results at -j1 and at -j8 (three runs).
+byte-identical JSON, SARIF and --fix results at -j1 and at -j8. The -j8 runs
+analyse in-process (--tu-timeout=0: eight threads share the engine, where a
+process-wide memo once changed a classification) and in worker processes (the
+default); -j1 is the reference.
   * the corpus (test/corpus, real LibTorch 1.13 headers; the shared PCH is built
     by the -j1 run and reused by the others): JSON;
   * every check input (test/checks, mock headers): JSON, SARIF and the fixed files.
@@ -27,6 +30,10 @@ def make_db(root, files, flags):
                for f in files], open(os.path.join(root, "build", "compile_commands.json"), "w"))
 
 
+IN_PROCESS = ["--tu-timeout=0", "--tu-timeout=0"]
+WORKERS = ["--tu-timeout=600"]
+
+
 def run(root, jobs, *args):
     proc = subprocess.run([tool, "-p", "build", "-j%d" % jobs, "--quiet"] + list(args), cwd=root,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -47,8 +54,8 @@ def copy_inputs(root, pattern_dir, exts):
 corpus = os.path.join(work, "corpus")
 make_db(corpus, copy_inputs(corpus, os.path.join(src, "test", "corpus"), (".cpp", ".cu")), real_flags)
 reference = run(corpus, 1, "--format=json")
-same = [run(corpus, 8, "--format=json") == reference for _ in range(3)]
-print("corpus JSON: %d findings, exit %d; -j8 x3 identical to -j1: %s" % (
+same = [run(corpus, 8, mode, "--format=json") == reference for mode in IN_PROCESS[:1] + WORKERS]
+print("corpus JSON: %d findings, exit %d; -j8 in-process, -j8 workers identical to -j1: %s" % (
     len(json.loads(reference[1])), reference[0], same))
 
 # The check inputs with the mock headers: JSON, SARIF, --fix.
@@ -57,16 +64,17 @@ files = copy_inputs(checks, os.path.join(src, "test", "checks"), (".cpp", ".cu")
 make_db(checks, files, mock_flags)
 for fmt in ("json", "sarif"):
     reference = run(checks, 1, "--format=" + fmt)
-    same = [run(checks, 8, "--format=" + fmt) == reference for _ in range(3)]
-    print("check inputs %s: %d bytes, exit %d; -j8 x3 identical to -j1: %s" % (
+    same = [run(checks, 8, mode, "--format=" + fmt) == reference for mode in IN_PROCESS + WORKERS]
+    print("check inputs %s: %d bytes, exit %d; -j8 in-process x2, -j8 workers identical to -j1: %s" % (
         fmt.upper(), len(reference[1]), reference[0], same))
 fixed = []
-for label, jobs in (("j1", 1), ("j8-a", 8), ("j8-b", 8), ("j8-c", 8)):
+for label, jobs, mode in (("j1", 1, WORKERS[0]), ("j8-a", 8, IN_PROCESS[0]), ("j8-b", 8, IN_PROCESS[1]),
+                          ("j8-c", 8, WORKERS[0])):
     root = os.path.join(work, "fix-" + label)
     names = copy_inputs(root, os.path.join(src, "test", "checks"), (".cpp", ".cu"))
     make_db(root, names, mock_flags)
-    code, _ = run(root, jobs, "--fix")
+    code, _ = run(root, jobs, mode, "--fix")
     fixed.append((code, {os.path.basename(n): open(n).read() for n in names}))
 changed = sum(1 for n, t in fixed[0][1].items() if t != open(os.path.join(checks, n)).read())
-print("check inputs --fix: %d files changed, exit %d; -j8 x3 identical to -j1: %s" % (
+print("check inputs --fix: %d files changed, exit %d; -j8 in-process x2, -j8 workers identical to -j1: %s" % (
     changed, fixed[0][0], [f == fixed[0] for f in fixed[1:]]))
