@@ -10,7 +10,7 @@ on (TORCH_SYNCFREE_PROFILE set). Prints a markdown table: median, min-max and
 spread = (max - min) / median per variant, the ratios of medians, and an exact
 two-sided Mann-Whitney p-value for off against noprobe (every split counted, as
 the harness's regression test does). With the profiles of the "on" runs, also
-the cost of one recorded sync: (on - off) per step / records per step.
+the cost of one recorded sync: (on - off) per step / records per step, in µs.
 """
 import collections
 import json
@@ -61,15 +61,18 @@ def main():
                     p, v, len(xs), med(xs), xs[0], xs[-1], 100 * (xs[-1] - xs[0]) / med(xs)))
     print()
     print("| program | noprobe / off (band %.2f-%.2f) | A/A: noprobe / noprobe_b | off / noprobe, 95 %% "
-          "bootstrap interval | off vs noprobe, exact two-sided p | on - off, ms/step | records/step "
-          "| ms per recorded sync |" % NOISE_BAND)
-    print("|---|---|---|---|---|---|---|---|")
+          "bootstrap interval | off vs noprobe, exact two-sided p | on / off, 95 %% bootstrap interval "
+          "| on vs off, exact two-sided p | on - off, ms/step | records/step | µs per recorded sync |"
+          % NOISE_BAND)
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for p in programs:
         no, no_b, off, on = (runs.get((p, v), []) for v in ("noprobe", "noprobe_b", "off", "on"))
         ratio = "%.3f" % (med(no) / med(off)) if no and off else "-"
         aa = "%.3f" % (med(no) / med(no_b)) if no and no_b else "-"
         p_value = "%.2f" % two_sided(no, off) if no and off else "-"
         interval = "%.3f - %.3f" % ratio_interval(no, off) if no and off else "-"
+        on_off = "%.3f (%.3f - %.3f)" % ((med(on) / med(off),) + ratio_interval(off, on)) if on and off else "-"
+        p_on = "%.2g" % two_sided(off, on) if on and off else "-"
         extra = on and off and med(on) - med(off)
         records = per_record = "-"
         path = profiles and os.path.join(profiles, p + ".overhead-on.profile.json")
@@ -88,10 +91,10 @@ def main():
                 if in_step(frames, True):
                     inside += s["count"]
             records = inside / steps
-            per_record = "%.2f" % (extra / records) if extra and records else "-"
+            per_record = "%.1f" % (1000 * extra / records) if extra and records else "-"
             records = "%.1f" % records
-        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (p, ratio, aa, interval, p_value,
-                                                     "%.2f" % extra if extra else "-", records, per_record))
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            p, ratio, aa, interval, p_value, on_off, p_on, "%.4f" % extra if extra else "-", records, per_record))
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ def main():
            '(sync probe, H200, LibTorch 2.11, 10 steps)</text>',
            '<text x="10" y="32" font-size="10">Log scale. Bar: the runtime waits (cudaStreamSynchronize, '
            'cudaDeviceSynchronize) joined to the finding, per step; right: ms and syncs per step.</text>',
-           '<text x="10" y="45" font-size="10">A lower bound: the probe spends ~6.5 ms recording each sync '
-           'before its wait, so the GPU has drained and the wait is mostly the sync\'s own latency.</text>']
+           '<text x="10" y="45" font-size="10">The host\'s real block time: the probe records a sync in '
+           'microseconds (raw addresses, resolved at write); the first sync after queued GPU work takes the wait.</text>']
     decade = lo
     while decade <= hi * 1.0001:
         gx = x(decade)

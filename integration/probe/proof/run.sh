@@ -75,10 +75,11 @@ phase_oracle() {
 
 phase_overhead() {
   # Steps per wall sample: the harness's own (>= 300 ms of the program without the
-  # probe, report.json's wall_steps); the probe on costs ms per sync, so "on" runs
-  # fewer steps (the per-step mean is what is compared).
+  # probe, report.json's wall_steps). "On" runs fewer steps where a slow record
+  # would make a sample long (the per-step mean is what is compared); with dladdr
+  # in the hot path (before dada92b) a record cost 6.5-10.5 ms and "on" ran 40, 5, 40.
   declare -A off_steps=([item_logging]=4800 [deferred_metrics]=148 [tensor_factory]=13453 [mlp_train_small]=13)
-  declare -A on_steps=([item_logging]=40 [deferred_metrics]=5 [tensor_factory]=40 [mlp_train_small]=2)
+  declare -A on_steps=([item_logging]=1200 [deferred_metrics]=148 [tensor_factory]=3000 [mlp_train_small]=13)
   local variants=(noprobe off on noprobe_b)
   log "overhead: $OVERHEAD_PROGRAMS, $REPEATS rounds, taskset $(command -v taskset || echo none)"
   for r in $(seq 0 $((REPEATS - 1))); do
