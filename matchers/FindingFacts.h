@@ -20,6 +20,9 @@ namespace torch_syncfree {
 struct FindingFacts {
   Dependency Class = Dependency::True;
   unsigned LoopLine = 0; ///< the loop the sync repeats in (0: none)
+  /// Read once every N iterations (`if (step % N == 0)`): reported only with
+  /// ReportIntervalReads; --profile analyses them to label the syncs they make.
+  bool IntervalRead = false;
 };
 
 /// Appends the facts to a diagnostic whose format string names only %0.

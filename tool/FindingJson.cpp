@@ -88,7 +88,8 @@ json::Array findingsToJson(const std::vector<FindingRecord> &Errors) {
                          {"notes", std::move(Notes)}};
     if (E.Facts)
       Finding["facts"] = json::Object{{"dependency", dependencyName(E.Facts->Class)},
-                                      {"loopLine", E.Facts->LoopLine}};
+                                      {"loopLine", E.Facts->LoopLine},
+                                      {"intervalRead", E.Facts->IntervalRead}};
     Findings.push_back(std::move(Finding));
   }
   return Findings;
@@ -115,7 +116,8 @@ std::optional<std::vector<FindingRecord>> findingsFromJson(const json::Array &Fi
       std::optional<Dependency> D = Class ? dependencyNamed(*Class) : std::nullopt;
       if (!D || !LoopLine || *LoopLine < 0 || *LoopLine > std::numeric_limits<unsigned>::max())
         return std::nullopt;
-      E.Facts = FindingFacts{*D, static_cast<unsigned>(*LoopLine)};
+      E.Facts = FindingFacts{*D, static_cast<unsigned>(*LoopLine),
+                             Facts->getBoolean("intervalRead").value_or(false)};
     } else if (Name->starts_with("torch-sync-")) {
       return std::nullopt;
     }

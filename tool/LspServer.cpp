@@ -648,7 +648,9 @@ private:
       R.Check = F.Error.DiagnosticName;
       R.File = File.str();
       R.Offset = F.Error.Message.FileOffset;
-      R.Line = 1 + Text.take_front(R.Offset).count('\n');
+      StringRef Before = Text.take_front(R.Offset);
+      R.Line = 1 + Before.count('\n');
+      R.Column = 1 + R.Offset - (Before.rfind('\n') + 1); // the join's tie-break (bytes, 1-based)
       Joined.push_back(std::move(R));
     }
     std::vector<ReportedFinding> ByCost = Joined;

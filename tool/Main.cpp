@@ -248,6 +248,11 @@ std::vector<std::string> RunArguments;
 /// The --profile, read once by checkOptions().
 std::optional<torch_syncfree::SyncProfile> LoadedProfile;
 
+/// --profile without ReportIntervalReads: interval reads are analysed too, to
+/// label the syncs they make in the profile report; they are set aside in
+/// postProcess and never reported or fixed (checkOptions decides).
+bool ProfileAddsIntervalReads = false;
+
 /// The --config / --config-file configuration, read and parsed once by
 /// checkOptions() (front-end state: the options of this process's run).
 std::optional<ClangTidyOptions> CommandLineConfig;
@@ -298,6 +303,8 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServe
     Overrides.UseColor = UseColor;
   if (LanguageServer)
     Overrides.CheckOptions["HelperInEveryFix"] = ClangTidyOptions::ClangTidyValue("true");
+  else if (ProfileAddsIntervalReads)
+    Overrides.CheckOptions["ReportIntervalReads"] = ClangTidyOptions::ClangTidyValue("true");
   // --extra-arg values go through the same sanitiser as .clang-tidy ExtraArgs.
   if (!ExtraArgs.empty())
     Overrides.ExtraArgs = std::vector<std::string>(ExtraArgs.begin(), ExtraArgs.end());
@@ -423,11 +430,35 @@ struct Batch {
   std::unique_ptr<torch_syncfree::FindingFormatter> Formatter;
   std::vector<torch_syncfree::ConfigNotice> ConfigNotices; ///< what .clang-tidy files changed
   std::vector<FindingRecord> AllFindings;
+  /// --profile: interval reads analysed only to label their syncs (never reported).
+  std::vector<FindingRecord> IntervalReads;
   std::vector<torch_syncfree::ReportedFinding> Reported;
   unsigned Baselined = 0;
   bool CompileFailed = false;
   torch_syncfree::FixSummary Fixes;
 };
+
+/// With --profile, whether interval reads must be added (the user did not
+/// ask for them, globally or for a check). The run and its workers decide
+/// alike, from the same arguments and configuration files.
+bool decideProfileAddsIntervalReads() {
+  if (ProfilePath.empty())
+    return false;
+  SmallString<256> ConfigFor;
+  if (Sources.empty()) {
+    sys::fs::current_path(ConfigFor);
+    sys::path::append(ConfigFor, "x.cpp");
+  } else {
+    ConfigFor = Sources.front();
+  }
+  ClangTidyOptions Effective = makeOptionsProvider()->getOptions(ConfigFor);
+  return !llvm::any_of(Effective.CheckOptions, [](const auto &Entry) {
+    StringRef Key = Entry.getKey();
+    StringRef Value = Entry.getValue().Value;
+    return (Key == "ReportIntervalReads" || Key.ends_with(".ReportIntervalReads")) &&
+           (Value.equals_insensitive("true") || Value == "1");
+  });
+}
 
 /// Validates the options that need more than their parser; nullopt when the run may go on.
 std::optional<int> checkOptions(std::string &SarifRoot) {
@@ -446,6 +477,7 @@ std::optional<int> checkOptions(std::string &SarifRoot) {
   } else if (FailOnCost.getNumOccurrences()) {
     return usageError("--fail-on-cost needs --profile");
   }
+  ProfileAddsIntervalReads = decideProfileAddsIntervalReads();
   {
     SmallString<256> Root(SarifRootOption);
     if (Root.empty())
@@ -921,6 +953,16 @@ std::optional<int> postProcess(Batch &B) {
   auto &CompileFailed = B.CompileFailed;
   auto &Reported = B.Reported;
   auto &Baselined = B.Baselined;
+  if (ProfileAddsIntervalReads)
+    for (UnitResult &Unit : Units)
+      Unit.Findings.erase(std::remove_if(Unit.Findings.begin(), Unit.Findings.end(),
+                                         [&](FindingRecord &E) {
+                                           if (!E.Facts || !E.Facts->IntervalRead)
+                                             return false;
+                                           B.IntervalReads.push_back(E);
+                                           return true;
+                                         }),
+                          Unit.Findings.end());
   // Per finding location: the fix the first unit wanted, and that unit.
   std::map<std::tuple<std::string, unsigned, std::string>, std::pair<std::string, std::string>> FirstSeen;
   std::set<std::tuple<std::string, unsigned, std::string>> Conflicting;
@@ -1041,11 +1083,24 @@ void printFindings(Batch &B) {
     CheckNames.push_back(Info.Name);
   B.ConfigNotices = torch_syncfree::auditRepositoryConfig(*makeOptionsProvider(), B.Files, CheckNames);
   std::vector<torch_syncfree::MissedSync> Missed;
-  if (LoadedProfile)
-    Missed = torch_syncfree::joinProfile(*LoadedProfile, B.Reported, B.Files);
+  std::vector<torch_syncfree::ReportedFinding> Joined;
+  if (LoadedProfile) {
+    // Interval reads the user did not ask for were analysed to label the
+    // syncs they make (postProcess set them aside): joined, then not reported.
+    Joined = B.Reported;
+    for (torch_syncfree::ReportedFinding &F : torch_syncfree::collectFindings(B.IntervalReads)) {
+      F.ProfileOnly = true;
+      Joined.push_back(std::move(F));
+    }
+    Missed = torch_syncfree::joinProfile(*LoadedProfile, Joined, B.Files);
+    B.Reported.clear();
+    for (const torch_syncfree::ReportedFinding &F : Joined)
+      if (!F.ProfileOnly)
+        B.Reported.push_back(F);
+  }
   B.Formatter->finish(B.Reported, B.ConfigNotices, outs());
   if (LoadedProfile)
-    torch_syncfree::printProfileReport(*LoadedProfile, B.Reported, Missed, errs());
+    torch_syncfree::printProfileReport(*LoadedProfile, Joined, Missed, errs());
 }
 
 /// --export-fixes, then --fix (or its --dry-run diff).
@@ -1205,6 +1260,7 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
   if (!ResourceDir.empty())
     torch_syncfree::ToolchainPaths::get().ResourceDir = ResourceDir;
   EffectiveLineFilter = Request->LineFilter; // the run resolved --diff once
+  ProfileAddsIntervalReads = decideProfileAddsIntervalReads();
   Batch B;
   if (std::optional<int> Exit = loadDatabase(std::move(Fixed), B))
     return *Exit;

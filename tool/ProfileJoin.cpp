@@ -206,11 +206,14 @@ void printProfileReport(const SyncProfile &Profile,
   unsigned Never = 0;
   for (const ReportedFinding &F : Findings) {
     if (!F.MeasuredCount) {
-      ++Never;
+      Never += !F.ProfileOnly;
       continue;
     }
-    OS << "  " << F.File << ":" << F.Line << ":" << F.Column << " [" << F.Check
-       << ", " << F.Dependency << "]: " << F.MeasuredCount << " syncs";
+    OS << "  " << F.File << ":" << F.Line << ":" << F.Column << " [" << F.Check << ", "
+       << (F.ProfileOnly ? "read at a log interval: not reported unless ReportIntervalReads "
+                           "is true"
+                         : F.Dependency)
+       << "]: " << F.MeasuredCount << " syncs";
     if (Profile.Steps)
       OS << " (" << llvm::format("%.2f", F.MeasuredPerStep) << "/step)";
     if (F.MeasuredWaitMs > 0) {

@@ -153,6 +153,7 @@ collectFindings(const std::vector<FindingRecord> &Errors) {
       F.Notes.push_back({Note.FilePath, Note.FileOffset, Note.Message});
     F.Dependency = Error.Facts ? dependencyName(Error.Facts->Class) : "unknown";
     F.LoopLine = Error.Facts ? Error.Facts->LoopLine : 0;
+    F.IntervalRead = Error.Facts && Error.Facts->IntervalRead;
     for (const auto &Entry : Error.Message.Fix)
       for (const tooling::Replacement &R : Entry.second) {
         F.Fixable = true;

@@ -38,6 +38,10 @@ struct ReportedFinding {
   std::vector<ReportedNote> Notes;
   std::vector<ReportedReplacement> Fix;
   std::string SourceLine; ///< the finding's line, whitespace-normalised (baselines)
+  bool IntervalRead = false; ///< read once every N iterations (FindingFacts.h)
+  /// Analysed for --profile only (an interval read without ReportIntervalReads):
+  /// joined with the profile and labelled, never reported as a finding.
+  bool ProfileOnly = false;
   /// With --profile: the syncs measured at this finding (ProfileJoin.h).
   bool Profiled = false;
   uint64_t MeasuredCount = 0;
