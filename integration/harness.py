@@ -127,7 +127,11 @@ def run(args):
     if not prefix and args.mode == "gpu":
         prefix = subprocess.check_output(
             [sys.executable, "-c", "import torch; print(torch.utils.cmake_prefix_path)"], text=True).strip()
-    configure = ["cmake", "-S", staged, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+    # CPU mode checks results, not speed: -O0 (with NDEBUG, as in Release)
+    # compiles each program about 1.5x faster (8.2 s vs 12.0 s with the PCH).
+    build_type = (["-DCMAKE_BUILD_TYPE=Release"] if args.mode == "gpu" else
+                  ["-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -DNDEBUG"])
+    configure = ["cmake", "-S", staged, "-B", build, "-G", "Ninja"] + build_type + [
                  "-DSYNCPROBE_CUDA=" + ("ON" if args.mode == "gpu" else "OFF"),
                  "-DSYNCPROBE_SKIP_IDENTICAL=" + ("ON" if args.mode == "cpu" else "OFF")]
     if prefix:
