@@ -88,10 +88,33 @@ if getattr(config, "torch_syncfree_tsan", "OFF").upper() in ("ON", "1", "TRUE"):
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".cpp", ".cu", ".test"]
 # Permission bits do not stop root: tests of unreadable or unenterable paths need another user.
+# %unprivileged runs a command as a user that permission bits stop: as itself
+# when not root; as root (CI), as nobody through util-linux's setpriv.
 if hasattr(os, "geteuid") and os.geteuid() != 0:
-    config.available_features.add("non-root")
+    config.available_features.add("unprivileged-user")
+    config.substitutions.append(("%unprivileged", ""))
+elif shutil.which("setpriv"):
+    config.available_features.add("unprivileged-user")
+    config.substitutions.append(("%unprivileged", "setpriv --reuid=65534 --regid=65534 --clear-groups --"))
 else:
-    lit_config.note("running as root: permission tests (untrusted-unenterable.test) are UNSUPPORTED")
+    lit_config.note("running as root without setpriv: permission tests (untrusted-unenterable.test) are UNSUPPORTED")
+# A full file system for the cache tests (untrusted-full-disk.test): a tmpfs in a
+# mount namespace of the test's own, which needs root and mount.
+def _can_fill_a_disk():
+    import tempfile
+    probe_dir = tempfile.mkdtemp(dir=config.torch_syncfree_bin)
+    helper = os.path.join(config.torch_syncfree_src, "test", "tool", "Inputs", "full_disk.py")
+    try:
+        return subprocess.call([sys.executable, helper, "0", os.path.join(probe_dir, "full"), "--", "true"],
+                               stderr=subprocess.DEVNULL) == 0
+    except OSError:
+        return False
+    finally:
+        shutil.rmtree(probe_dir, ignore_errors=True)
+if _can_fill_a_disk():
+    config.available_features.add("full-disk")
+else:
+    lit_config.note("cannot mount a small tmpfs here (needs root): untrusted-full-disk.test is UNSUPPORTED")
 config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test
 if "tsan" not in config.available_features:
     config.excludes.append("tsan")  # run by the TSan leg only
@@ -148,6 +171,8 @@ config.substitutions.append(("%FileCheck", config.filecheck))
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 # Shared PCHs of runs without -p go here, not into the user's ~/.cache.
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.torch_syncfree_bin, "test", "xdg-cache")
+config.substitutions.append(
+    ("%full_disk", "%s %s" % (python, os.path.join(src, "test", "tool", "Inputs", "full_disk.py"))))
 config.substitutions.append(
     ("%expect_exit", "%s %s" % (python, os.path.join(src, "test", "expect_exit.py"))))
 config.substitutions.append(

@@ -209,25 +209,33 @@ std::string fileDigest(llvm::StringRef Path) {
   return llvm::toHex(Digest, /*LowerCase=*/true);
 }
 
-bool writeCacheFile(const std::string &Target, llvm::StringRef Bytes) {
+bool writeCacheFile(const std::string &Target, llvm::StringRef Bytes, std::string *Why) {
   std::string Temp = Target + ".tmp-" + std::to_string(::getpid()) + "-" +
                      std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  auto Failed = [&](std::error_code EC) {
+    if (Why)
+      *Why = "cannot write '" + Target + "': " + EC.message();
+    return false;
+  };
   {
     std::error_code EC;
-    llvm::raw_fd_ostream OS(Temp, EC);
+    // O_EXCL: a name planted in a committed cache directory (a link to
+    // anywhere) is never opened, let alone written through.
+    llvm::raw_fd_ostream OS(Temp, EC, llvm::sys::fs::CD_CreateNew);
     if (EC)
-      return false;
+      return Failed(EC);
     OS << Bytes;
     OS.close(); // a write that fails at the final flush (a full disk) is an error here, not a fatal one later
     if (OS.has_error()) {
+      EC = OS.error();
       OS.clear_error();
       llvm::sys::fs::remove(Temp);
-      return false;
+      return Failed(EC);
     }
   }
-  if (llvm::sys::fs::rename(Temp, Target)) {
+  if (std::error_code EC = llvm::sys::fs::rename(Temp, Target)) {
     llvm::sys::fs::remove(Temp);
-    return false;
+    return Failed(EC);
   }
   return true;
 }

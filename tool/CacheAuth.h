@@ -53,8 +53,9 @@ std::string fileDigest(llvm::StringRef Path);
 
 /// Writes a cache file through a temporary file renamed over Target (one per
 /// process and thread, so concurrent writers of one entry never interleave).
-/// False, with nothing left behind, when any step fails (a full disk too).
-bool writeCacheFile(const std::string &Target, llvm::StringRef Bytes);
+/// False, with nothing left behind, when any step fails (a full disk too);
+/// Why (when given) then says which step and why.
+bool writeCacheFile(const std::string &Target, llvm::StringRef Bytes, std::string *Why = nullptr);
 
 } // namespace torch_syncfree
 

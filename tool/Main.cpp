@@ -789,6 +789,14 @@ void analyseUnits(Batch &B) {
   // check profile is collected in this process, so it analyses in-process.
   std::string Self = sys::fs::getMainExecutable(nullptr, (void *)&makeUnitFileSystem);
   bool UseWorkers = TuTimeout > 0 && !EnableCheckProfile && !Self.empty();
+  // Without a writable $TMPDIR no worker can be given its unit: every unit is
+  // then analysed in this process (crashes still recovered, no time limit).
+  if (std::string Why; UseWorkers && !torch_syncfree::workerFilesAvailable(Why)) {
+    errs() << "torch-syncfree: warning: units are analysed in this process, without "
+              "--tu-timeout: "
+           << Why << "\n";
+    UseWorkers = false;
+  }
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
     auto AnalyseUnit = [&](size_t I) {
@@ -1164,6 +1172,13 @@ void printSummary(Batch &B) {
   for (const torch_syncfree::ConfigNotice &N : B.ConfigNotices)
     errs() << "torch-syncfree: warning: " << N.File << " " << N.Message
            << " (--ignore-repo-config or --config-file pins the checks)\n";
+  // A cache that cannot be written is no cache: one warning each, --quiet too.
+  if (Results && !Results->writeFailure().empty())
+    errs() << "torch-syncfree: warning: the results cache is not written: "
+           << Results->writeFailure() << "\n";
+  if (Pch && !Pch->stats().WriteFailure.empty())
+    errs() << "torch-syncfree: warning: shared PCHs are not written: "
+           << Pch->stats().WriteFailure << "\n";
   if (B.ShowProgress) {
     // The closing summary: per check, per dependency class, fixes, files, time.
     std::map<std::string, unsigned> PerCheck, PerClass;

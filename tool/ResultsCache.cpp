@@ -164,14 +164,31 @@ void ResultsCache::store(StringRef Key, const std::vector<FindingRecord> &Errors
     Inputs.push_back(json::Object{{"file", File}, {"hash", hex64(*Hash)}});
   }
   json::Array Findings = findingsToJson(Errors);
-  if (fs::create_directories(Directory))
-    return;
-  SmallString<256> Path(Directory);
-  llvm::sys::path::append(Path, Key + ".json");
-  std::string Entry;
-  llvm::raw_string_ostream(Entry)
-      << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
-  writeCacheFile(std::string(Path), Auth.sign(Entry));
+  {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    if (!WriteFailure.empty())
+      return;
+  }
+  std::string Why;
+  if (std::error_code EC = fs::create_directories(Directory)) {
+    Why = "cannot create '" + Directory + "': " + EC.message();
+  } else {
+    SmallString<256> Path(Directory);
+    llvm::sys::path::append(Path, Key + ".json");
+    std::string Entry;
+    llvm::raw_string_ostream(Entry)
+        << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
+    if (writeCacheFile(std::string(Path), Auth.sign(Entry), &Why))
+      return;
+  }
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (WriteFailure.empty())
+    WriteFailure = Why;
+}
+
+std::string ResultsCache::writeFailure() const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return WriteFailure;
 }
 
 } // namespace torch_syncfree

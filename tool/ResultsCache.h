@@ -41,14 +41,18 @@ public:
   /// Entries ignored: not signed by this user's tool, no inputs, or a finding
   /// outside the files the entry names.
   unsigned untrusted() const { return Untrusted; }
+  /// Why entries stopped being written ("" while they are): the first write
+  /// that failed (a full disk, a read-only directory) turns storing off.
+  std::string writeFailure() const;
 
 private:
   std::optional<uint64_t> contentHash(const std::string &Path); ///< memoised per run
   std::string Directory;
   CacheAuthenticator Auth;
-  std::mutex Mutex;
+  mutable std::mutex Mutex;
   llvm::StringMap<std::optional<uint64_t>> Hashes;
   unsigned Hits = 0, Misses = 0, Untrusted = 0;
+  std::string WriteFailure;
 };
 
 } // namespace torch_syncfree

@@ -276,7 +276,11 @@ public:
     includeHeaderInsteadOfProbedPch(*Invocation); // before any PCH of ours
     // As the analysis (CheckRunner): the PCH must match its macros exactly.
     Invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
+    Invocation->getDiagnosticOpts().ShowCarets = false; // no "N errors generated." on stderr
     Invocation->getFrontendOpts().OutputFile = Output;
+    // Output is our own temporary already: without clang's second one
+    // ("<Output>-XXXXXXXX.tmp"), a failed write leaves nothing behind but it.
+    Invocation->getFrontendOpts().UseTemporary = false;
     Invocation->getFrontendOpts().ProgramAction = frontend::GeneratePCH;
     CompilerInstance Compiler(std::move(Invocation), std::move(PCHContainerOps));
     Compiler.setFileManager(IntrusiveRefCntPtr<FileManager>(Files));
@@ -294,6 +298,22 @@ private:
   std::shared_ptr<HeaderCollector> Collector;
 };
 
+
+/// Keeps the first error that has no source location: clang's "unable to open
+/// output file" (the PCH could not be written), as opposed to an error in the
+/// headers, which has one.
+class OutputErrorRecorder : public DiagnosticConsumer {
+public:
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const clang::Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Level < DiagnosticsEngine::Error || Info.getLocation().isValid() || !First.empty())
+      return;
+    SmallString<256> Text;
+    Info.FormatDiagnostic(Text);
+    First = std::string(Text);
+  }
+  std::string First;
+};
 
 constexpr llvm::StringLiteral ManifestHeader = "torch-syncfree shared PCH v2";
 
@@ -458,17 +478,25 @@ std::string SharedPchCache::pchFor(const std::string &File) {
   if (It == GroupOf.end())
     return "";
   Group &G = Groups[It->second];
-  if (G.State == Group::Unbuilt) {
+  if (G.State == Group::Unbuilt && Counts.WriteFailure.empty()) {
     G.State = Group::Building;
     Lock.unlock();
     bool Ok = build(G);
     Lock.lock();
     G.State = Ok ? Group::Ready : Group::Failed;
   }
-  if (G.State != Group::Ready)
-    return "";
-  ++Counts.UnitsWithPch;
-  return G.Pch;
+  // Every unit without a PCH is counted under one reason.
+  if (G.State == Group::Ready) {
+    ++Counts.UnitsWithPch;
+    return G.Pch;
+  }
+  if (!Counts.WriteFailure.empty() && G.State != Group::Building)
+    ++Counts.NotShared["the cache cannot be written"];
+  else if (G.State == Group::Building)
+    ++Counts.NotShared["started while its group's PCH was being built (-j)"];
+  else
+    ++Counts.NotShared["its group's PCH did not build (its headers do not compile alone)"];
+  return "";
 }
 
 bool SharedPchCache::build(Group &G) {
@@ -481,8 +509,19 @@ bool SharedPchCache::build(Group &G) {
     ++Counts.Failed;
     return false;
   };
-  if (fs::create_directories(Directory) || !writeCacheFile(Header, G.Header))
-    return Fail();
+  // A cache that cannot be written (a full disk, a read-only directory) is
+  // no cache: the unit is parsed in full and no other PCH is attempted.
+  auto Unwritable = [&](std::string Why) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    if (Counts.WriteFailure.empty())
+      Counts.WriteFailure = std::move(Why);
+    return false;
+  };
+  std::string WriteError;
+  if (std::error_code EC = fs::create_directories(Directory))
+    return Unwritable("cannot create '" + Directory + "': " + EC.message());
+  if (!writeCacheFile(Header, G.Header, &WriteError))
+    return Unwritable(WriteError);
   CompileCommand Command = G.Command;
   Command.Filename = Header;
   Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", "c++-header", Header});
@@ -494,14 +533,27 @@ bool SharedPchCache::build(Group &G) {
   ClangTool Tool(One, {Header}, std::make_shared<PCHContainerOperations>(),
                  makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem()));
   Tool.clearArgumentsAdjusters(); // the command is already the effective one
-  IgnoringDiagConsumer Quiet;
+  OutputErrorRecorder Quiet;
   Tool.setDiagnosticConsumer(&Quiet);
+  Tool.setPrintErrorMessage(false); // the summary says what failed
   std::string Temp = Pch + ".tmp-" + std::to_string(::getpid()) + "-" +
                      std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  // Created here with O_EXCL (mode 0600), so clang writes into a file of ours
+  // and never through a link planted under this name in a committed cache.
+  {
+    int FD = -1;
+    if (std::error_code EC = fs::openFileForWrite(Temp, FD, fs::CD_CreateNew))
+      return Unwritable("cannot create '" + Temp + "': " + EC.message());
+    ::close(FD);
+  }
   auto Collector = std::make_shared<HeaderCollector>();
   Collector->MainHeader = Header;
   BuildPch Factory(Temp, Collector);
   bool Built = Tool.run(&Factory) == 0;
+  if (!Built && !Quiet.First.empty()) {
+    fs::remove(Temp);
+    return Unwritable(Quiet.First);
+  }
   // A PCH holding user headers would hide their text from the fix writer:
   // only system headers are shared.
   if (!Built || Collector->SawUserHeader) {
@@ -527,7 +579,11 @@ bool SharedPchCache::build(Group &G) {
                 " " + std::string(Absolute) + "\n";
   }
   // The manifest first: a reader that sees the new PCH sees its manifest.
-  if (!writeCacheFile(Deps, Auth.sign(Manifest)) || fs::rename(Temp, Pch)) {
+  if (!writeCacheFile(Deps, Auth.sign(Manifest), &WriteError)) {
+    fs::remove(Temp);
+    return Unwritable(WriteError);
+  }
+  if (fs::rename(Temp, Pch)) {
     fs::remove(Temp);
     return Fail();
   }

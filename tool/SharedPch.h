@@ -59,6 +59,9 @@ public:
   struct Stats {
     unsigned Groups = 0, Built = 0, Reused = 0, Failed = 0, UnitsWithPch = 0;
     unsigned Untrusted = 0; ///< cached entries ignored: not signed by this user's tool, or damaged
+    /// Why no PCH is written any more ("" while they are): the first write
+    /// that failed (a full disk, a read-only directory).
+    std::string WriteFailure;
     /// Units planned without a shared PCH, by why (one reason per unit).
     std::map<std::string, unsigned> NotShared;
   };

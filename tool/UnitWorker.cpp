@@ -7,6 +7,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -117,6 +118,20 @@ std::string firstErrorLine(StringRef Path) {
 }
 
 } // namespace
+
+bool workerFilesAvailable(std::string &Why) {
+  int FD;
+  llvm::SmallString<128> Path;
+  if (std::error_code EC = fs::createTemporaryFile("torch-syncfree-probe", "json", FD, Path)) {
+    llvm::SmallString<128> Dir;
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Dir);
+    Why = "cannot create a temporary file in '" + Dir.str().str() + "': " + EC.message();
+    return false;
+  }
+  ::close(FD);
+  fs::remove(Path);
+  return true;
+}
 
 WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArguments,
                              const WorkerRequest &Request, unsigned TimeoutSeconds) {

@@ -43,6 +43,10 @@ struct WorkerResult {
 WorkerResult runUnitInWorker(llvm::StringRef Self, llvm::ArrayRef<std::string> RunArguments,
                              const WorkerRequest &Request, unsigned TimeoutSeconds);
 
+/// Whether this process can create the files a worker exchanges with the run
+/// ($TMPDIR); Why says what failed otherwise.
+bool workerFilesAvailable(std::string &Why);
+
 /// The worker's side: its request, or nullopt with Error set.
 std::optional<WorkerRequest> readWorkerRequest(llvm::StringRef Path, std::string &Error);
 /// Writes the response (with the read contents' hashes of this process),
