@@ -7,7 +7,20 @@ client, per header tree:
   RSS       the server's resident memory with one, then five files open and analysed
 and, for scale, `clang++-22 -fsyntax-only` on the same file.
 
-usage: bench/lsp_cost.py [--build build] [--edits 5]
+--layout real (issue 24) measures on the project layout of `bench/batch_cost.py --layout real`
+(sources that include their own header first, -I headers, two flag groups):
+  first, cold    didOpen -> publishDiagnostics with an empty cache directory
+  first, warm    the same after one batch run (`torch-syncfree -p build`) filled the build
+                 directory's cache: a new server, a file whose include block is cached
+  body edit      an edit in a function body (median of --edits), each followed by didSave
+  include edits  a comment at the top of the file, a new `#include` of a small project
+                 header after the existing ones, a `#define` above the includes: the time to
+                 the first diagnostics after the edit, and to the last (a server that
+                 answers from a patched preamble publishes again once the new one is built)
+  RSS            server and its children, resident, with 1 and then 5 files open and analysed
+                 (the 5 share one include block: net*.cpp)
+
+usage: bench/lsp_cost.py [--build build] [--edits 5] [--layout flat|real] [--trees 1.13,2.11]
 """
 import argparse
 import os
@@ -53,6 +66,30 @@ def rss_mib(pid):
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024.0
     return float("nan")
+
+
+def tree_rss_mib(pid):
+    """Resident memory of pid and every process below it."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            total += rss_mib(p)
+            children = open("/proc/%d/task/%d/children" % (p, p)).read().split()
+        except OSError:
+            continue
+        todo += [int(c) for c in children]
+    return total
+
+
+def more_diagnostics(client, uri, timeout):
+    """A later publish for uri within timeout seconds (the exact result after a patched
+    one), or None."""
+    try:
+        return client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                           and m["params"]["uri"] == uri, timeout=timeout)["params"]["diagnostics"]
+    except SystemExit:
+        return None
 
 
 def timed_diagnostics(client, uri, action):
@@ -106,13 +143,106 @@ def measure(tool, flags, edits):
     return first, statistics.median(after), findings, rss_one, rss_five, syntax
 
 
+def measure_real(tool, flags, edits, settle):
+    """The real-layout figures (see the module's docstring)."""
+    from batch_cost import make_real_repo
+    work = tempfile.mkdtemp(prefix="lsp-cost-real-")
+    repo = os.path.join(work, "repo")
+    commands = make_real_repo(repo, flags, 24)
+    small = os.path.join(repo, "include", "proj", "small.h")
+    open(small, "w").write("#pragma once\ninline int proj_small() { return 1; }\n")
+    build = os.path.join(repo, "build")
+    lsp_client.write_db(build, commands)
+    nets = [c["file"] for c in commands if "/models/" in c["file"]][:5]
+    texts = [open(f).read() for f in nets]
+    lsp_client.tool, lsp_client.work = tool, repo
+    figures = {}
+
+    def open_first(label):
+        client = lsp_client.Client("--compile-commands-dir=" + build)
+        seconds, diagnostics = timed_diagnostics(client, lsp_client.uri_of(nets[0]),
+                                                 lambda: client.open(nets[0], texts[0]))
+        figures[label] = seconds
+        return client, diagnostics
+
+    # Cold: nothing cached (the build directory's cache removed).
+    subprocess.run(["rm", "-rf", os.path.join(build, ".torch-syncfree-cache")], check=True)
+    client, diagnostics = open_first("first, cold")
+    figures["findings"] = len(diagnostics)
+    client.close()
+    # Warm: one batch run filled the build directory's cache.
+    subprocess.run([tool, "-p", build, "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client, diagnostics = open_first("first, warm")
+    uri = lsp_client.uri_of(nets[0])
+    text = texts[0]
+
+    def change(new_text):
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": new_text}]})
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+
+    after = []
+    for n in range(edits):
+        text = text.replace("  return running", "  running += %d;\n  return running" % n, 1)
+        seconds, _ = timed_diagnostics(client, uri, lambda: change(text))
+        after.append(seconds)
+    figures["body edit"] = statistics.median(after)
+    include_edits = [
+        ("comment at the top", lambda t: "// a comment above the includes\n" + t),
+        ("new #include", lambda t: t.replace("#include <cstdio>\n", "#include <cstdio>\n#include \"proj/small.h\"\n", 1)),
+        ("#define above the includes", lambda t: "#define PROJ_VERBOSE 1\n" + t),
+    ]
+    for label, edit in include_edits:
+        text = edit(text)
+        start = time.perf_counter()
+        seconds, _ = timed_diagnostics(client, uri, lambda: change(text))
+        last = seconds
+        while more_diagnostics(client, uri, settle) is not None:
+            last = time.perf_counter() - start
+        figures[label] = (seconds, last)
+    figures["RSS, 1 file"] = tree_rss_mib(client.server.pid)
+    for path, t in zip(nets[1:], texts[1:]):
+        client.open(path, t)
+        client.diagnostics(lsp_client.uri_of(path))
+    time.sleep(settle)
+    figures["RSS, 5 files"] = tree_rss_mib(client.server.pid)
+    client.close()
+    start = time.perf_counter()
+    subprocess.run(["clang++-22", "-fsyntax-only"] + flags + ["-I" + os.path.join(repo, "include"), nets[0]],
+                   check=True)
+    figures["clang++ -fsyntax-only"] = time.perf_counter() - start
+    subprocess.run(["rm", "-rf", work])
+    return figures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--layout", choices=("flat", "real"), default="flat")
+    parser.add_argument("--trees", default="1.13,2.11")
+    parser.add_argument("--settle", type=float, default=30.0,
+                        help="seconds to wait for a second publish after an include edit")
     args = parser.parse_args()
     tool = os.path.join(args.build, "bin", "torch-syncfree")
-    trees = sorted(header_trees(args.build).items())
+    trees = sorted((n, f) for n, f in header_trees(args.build).items() if n in args.trees.split(","))
+    if args.layout == "real":
+        print("torch-syncfree --lsp on the real layout (net0.cpp: `#include \"proj/model.h\"` first);"
+              " include edits: first / last diagnostics after the edit")
+        for name, flags in trees:
+            f = measure_real(tool, flags, args.edits, args.settle)
+            print("| LibTorch %s | value |" % name)
+            print("|---|---|")
+            for key, value in f.items():
+                if isinstance(value, tuple):
+                    print("| %s | %.2f s / %.2f s |" % (key, value[0], value[1]))
+                elif key.startswith("RSS"):
+                    print("| %s | %.0f MiB |" % (key, value))
+                elif key == "findings":
+                    print("| %s | %d |" % (key, value))
+                else:
+                    print("| %s | %.2f s |" % (key, value))
+        return
     print("torch-syncfree --lsp on a <torch/torch.h> training file; after-edit = median of %d"
           " edits in the loop body, each followed by didSave" % args.edits)
     print("| LibTorch | clang++ -fsyntax-only | first diagnosis | after an edit | ratio | findings "

@@ -115,7 +115,7 @@ if _can_fill_a_disk():
     config.available_features.add("full-disk")
 else:
     lit_config.note("cannot mount a small tmpfs here (needs root): untrusted-full-disk.test is UNSUPPORTED")
-config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test
+config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "CacheTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test
 if "tsan" not in config.available_features:
     config.excludes.append("tsan")  # run by the TSan leg only
 config.test_source_root = os.path.dirname(__file__)
@@ -166,6 +166,7 @@ config.substitutions.append(("%tidy_plugin", "%s --load=%s" % (clang_tidy, plugi
 config.substitutions.append(("%clangxx", clangxx))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%src", src))
+config.substitutions.append(("%tool_unit_tests", os.path.join(config.torch_syncfree_bin, "bin", "tool-unit-tests")))
 config.substitutions.append(("%engine_unit_tests", os.path.join(config.torch_syncfree_bin, "bin", "engine-unit-tests")))
 config.substitutions.append(("%FileCheck", config.filecheck))
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")

@@ -220,8 +220,17 @@ std::optional<CompileCommand> effectiveCommand(const CompilationDatabase &Databa
       ++I;
       continue;
     }
-    if (Arg.starts_with("-o") || Arg == "-x" || Arg.starts_with("-x"))
-      return std::nullopt; // -ofile is rare; an explicit language: not shared
+    if (Arg == "-x" || Arg.starts_with("-x")) {
+      // C++ and CUDA (host code) are shared; any other language is not.
+      StringRef Language = Arg == "-x" ? (I + 1 < In.size() ? StringRef(In[++I]) : "") : Arg.drop_front(2);
+      if (Language != "c++" && Language != "cuda")
+        return std::nullopt;
+      Args.push_back("-x");
+      Args.push_back(Language.str());
+      continue;
+    }
+    if (Arg.starts_with("-o"))
+      return std::nullopt; // -ofile is rare
     Args.push_back(In[I]);
   }
   if (!SawFile || Args.empty())
@@ -235,9 +244,20 @@ std::optional<CompileCommand> effectiveCommand(const CompilationDatabase &Databa
   return Command;
 }
 
-bool isCxxSource(StringRef File) {
+/// The language the unit's PCH is built in (clang's -x name: "c++-header",
+/// or "cuda" for CUDA host code, which has no header type), "" for a unit no
+/// PCH is built for (C, Objective-C, ...). An explicit -x wins over the name.
+std::string pchLanguage(StringRef File, const CompileCommand &Command) {
+  const std::vector<std::string> &Args = Command.CommandLine;
+  for (size_t I = 0; I + 1 < Args.size(); ++I)
+    if (Args[I] == "-x")
+      return Args[I + 1] == "cuda" ? "cuda" : "c++-header";
   StringRef Ext = path::extension(File);
-  return Ext == ".cpp" || Ext == ".cc" || Ext == ".cxx" || Ext == ".C" || Ext == ".c++";
+  if (Ext == ".cu")
+    return "cuda";
+  if (Ext == ".cpp" || Ext == ".cc" || Ext == ".cxx" || Ext == ".C" || Ext == ".c++")
+    return "c++-header";
+  return "";
 }
 
 /// A one-command database: the PCH's build.
@@ -397,6 +417,7 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
   struct Candidate {
     std::string File;
     CompileCommand Command;
+    std::string Language;
     SmallVector<StringRef, 8> Lines;
   };
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> Texts; // keep the blocks alive
@@ -406,16 +427,13 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
   for (const std::string &File : Files) {
     if (GroupOf.count(File))
       continue;
-    if (!isCxxSource(File)) {
-      ++Counts.NotShared["not a C++ source (.cu and C files are parsed in full)"];
+    auto Text = llvm::MemoryBuffer::getFile(File);
+    std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
+    std::string Language = Command ? pchLanguage(File, *Command) : "";
+    if (!Text || !Command || Language.empty()) {
+      ++Counts.NotShared["not C++ or CUDA, or a compile command that names no file or -o<file>"];
       continue;
     }
-    auto Text = llvm::MemoryBuffer::getFile(File);
-    if (!Text)
-      continue;
-    std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
-    if (!Command)
-      continue;
     std::optional<std::string> Block = leadingIncludeBlock((*Text)->getBuffer(), path::parent_path(File),
                                                            quoteSearchDirs(*Command));
     if (!Block) {
@@ -424,9 +442,10 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
       continue;
     }
     Blocks.push_back(std::move(*Block));
-    Candidate C{File, *Command, {}};
+    Candidate C{File, *Command, Language, {}};
     StringRef(Blocks.back()).split(C.Lines, '\n', -1, /*KeepEmpty=*/false);
-    std::string Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + C.Lines[0].str();
+    std::string Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + Language +
+                           '\0' + C.Lines[0].str();
     for (const std::string &Arg : Command->CommandLine)
       Identity += '\0' + Arg;
     ByCommand[Identity].push_back(std::move(C));
@@ -447,6 +466,7 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
     G.Key = Key;
     G.Header = Header;
     G.Command = Members.front().Command;
+    G.Language = Members.front().Language;
     for (const Candidate &C : Members) {
       G.Units.push_back(C.File);
       GroupOf[C.File] = Key;
@@ -524,7 +544,7 @@ bool SharedPchCache::build(Group &G) {
     return Unwritable(WriteError);
   CompileCommand Command = G.Command;
   Command.Filename = Header;
-  Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", "c++-header", Header});
+  Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", G.Language, Header});
   SingleCommand One(Command);
   // The analyses' file system: regular files only (a first include of
   // </dev/stdin> or a FIFO is an error, not a read that blocks), and a

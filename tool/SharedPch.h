@@ -80,6 +80,7 @@ private:
     std::string Key;                              ///< hash of command, block, versions
     std::string Header;                           ///< the block, as a header's text
     clang::tooling::CompileCommand Command;       ///< of the first unit, file replaced
+    std::string Language;                         ///< -x of the PCH build: c++-header or cuda
     std::vector<std::string> Units;
     enum { Unbuilt, Building, Ready, Failed } State = Unbuilt;
     std::string Pch;

@@ -1,19 +1,22 @@
 """A project laid out as real ones are (issue 24): sources include their own
 header first ("model.h" with #pragma once, "data.h" with an include guard,
-"loss.h" found through -I include), the headers include LibTorch; one source
-defines a macro first. The shared PCH
-must apply to the first two (through their headers), say why not for the
-third, and change nothing: findings, exit codes and --fix results identical
-to --no-pch. Prints what it compared and the summary's PCH lines.
-usage: real_layout.py TOOL WORK FLAGS..."""
+"loss.h" found through -I include), the headers include LibTorch; two sources
+begin with a project-wide "pch.h" and form a second flag group (-DPROJ_FAST_MATH);
+two CUDA launchers (.cu, host code) include "kernels.h"; one source defines a
+macro first. The shared PCH must apply to all but the last (through their
+headers), say why not for it, and change nothing: findings, exit codes, the
+exported fixes and the files --fix writes are identical to --no-pch, cold and
+warm. Prints what it compared and the summary's PCH lines.
+usage: real_layout.py TOOL WORK CUDA_INCLUDE FLAGS...  (CUDA_INCLUDE: the toolkit's
+include directory, or "none": no .cu sources)"""
 import json
 import os
 import shutil
 import subprocess
 import sys
 
-tool, work = sys.argv[1:3]
-flags = sys.argv[3:]
+tool, work, cuda_include = sys.argv[1:4]
+flags = sys.argv[4:]
 FILES = {
     "model.h": "#pragma once\n// The model, declared for its users.\n#include <torch/torch.h>\n\n"
                "struct Net : torch::nn::Module {\n"
@@ -39,7 +42,35 @@ FILES = {
                  "int main() {\n  Net net;\n  net.to(torch::kCUDA);\n  double sum = 0;\n"
                  "  for (auto &b : make_batches(3))\n    sum += net.forward(b).sum().item<double>();\n"
                  "  std::printf(\"%f\\n\", sum);\n}\n",
+    "pch.h": "#pragma once\n#include <torch/torch.h>\n#include <string>\n#include <vector>\n",
+    "metrics.cpp": "#include \"pch.h\"\n#include <cstdio>\n\n"
+                   "void report(std::vector<torch::Tensor> &losses) {\n"
+                   "  for (auto &l : losses)\n    std::printf(\"%f\\n\", l.item<float>());\n}\n",
+    "summary.cpp": "#include \"pch.h\"\n\n"
+                   "std::string summary(torch::Tensor t) {\n"
+                   "  auto cpu = t.to(torch::kCUDA).cpu();\n  return std::to_string(cpu.size(0));\n}\n",
 }
+CUDA_FILES = {
+    "kernels/kernels.h": "#pragma once\n#include <torch/torch.h>\n#include <cuda_runtime.h>\n",
+    "kernels/launch_a.cu": "#include \"kernels.h\"\n\nfloat launch_a(torch::Tensor x) {\n"
+                           "  auto y = x.cuda();\n  cudaDeviceSynchronize();\n"
+                           "  return y.sum().item<float>();\n}\n",
+    "kernels/launch_b.cu": "#include \"kernels.h\"\n\nvoid launch_b(torch::Tensor x, float *host) {\n"
+                           "  for (int i = 0; i < 4; ++i)\n    host[i] = x[i].item<float>();\n}\n",
+}
+if cuda_include != "none":
+    FILES.update(CUDA_FILES)
+
+
+def command(root, name):
+    """Two flag groups for C++ (pch.h's users add a macro) and CUDA host code."""
+    extra = ["-DPROJ_FAST_MATH=1"] if name in ("metrics.cpp", "summary.cpp") else []
+    if name.endswith(".cu"):
+        extra = ["-x", "cuda", "--cuda-host-only", "-Wno-unknown-cuda-version",
+                 "--cuda-path=" + os.path.dirname(cuda_include),
+                 "-isystem", os.path.join(cuda_include, "cccl")]
+    return {"directory": root, "file": os.path.join(root, name),
+            "arguments": ["clang++"] + extra + flags + ["-Iinclude", "-c", os.path.join(root, name)]}
 
 
 def make_repo(root):
@@ -48,11 +79,24 @@ def make_repo(root):
     for name, text in FILES.items():
         os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
         open(os.path.join(root, name), "w").write(text)
-    sources = sorted(n for n in FILES if n.endswith(".cpp"))
-    json.dump([{"directory": root, "file": os.path.join(root, n),
-                "arguments": ["clang++"] + flags + ["-Iinclude", "-c", os.path.join(root, n)]} for n in sources],
-              open(os.path.join(root, "compile_commands.json"), "w"))
+    sources = sorted(n for n in FILES if n.endswith(".cpp") or n.endswith(".cu"))
+    json.dump([command(root, n) for n in sources], open(os.path.join(root, "compile_commands.json"), "w"))
     return root
+
+
+def fixed_tree(name, *extra):
+    """The sources after --fix on a fresh copy of the project (cache directories apart)."""
+    root = make_repo(os.path.join(work, "fix-" + name))
+    if extra and extra[0] == "warm":  # the cold run's PCH, in this copy's build directory
+        subprocess.run([tool, "-p", root, "--quiet", "--format=json"], cwd=root,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        extra = extra[1:]
+    proc = subprocess.run([tool, "-p", root, "-j2", "--fix", "--quiet"] + list(extra), cwd=root,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    texts = {}
+    for name in FILES:
+        texts[name] = open(os.path.join(root, name)).read()
+    return proc.returncode, texts
 
 
 def run(root, name, *extra):
@@ -71,7 +115,13 @@ print("exit codes: no-pch %d, cold %d, warm %d" % (plain[0], cold[0], warm[0]))
 print("findings identical (cold): %s" % (cold[1] == plain[1]))
 print("findings identical (warm): %s" % (warm[1] == plain[1]))
 print("fixes identical (cold, warm): %s, %s" % (cold[3] == plain[3], warm[3] == plain[3]))
-print("findings: %d, fixes exported: %s" % (len(json.loads(plain[1])), "ReplacementText" in plain[3]))
+print("findings: %d, fixes exported: %s, units that do not compile: %d" % (
+    len(json.loads(plain[1])), "ReplacementText" in plain[3], plain[2].count("cannot be analysed")))
+fix_plain, fix_cold, fix_warm = fixed_tree("plain", "--no-pch"), fixed_tree("cold"), fixed_tree("warm", "warm")
+changed = sorted(n for n in FILES if fix_plain[1][n] != FILES[n])
+print("--fix: files changed %d (%s), identical (cold, warm): %s, %s; exit codes %d %d %d" % (
+    len(changed), " ".join(changed), fix_cold[1] == fix_plain[1], fix_warm[1] == fix_plain[1],
+    fix_plain[0], fix_cold[0], fix_warm[0]))
 for line in warm[2].splitlines():
     if "shared PCH" in line:
         print("warm:" + line)
