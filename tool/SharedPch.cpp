@@ -388,26 +388,69 @@ SharedPchCache::SharedPchCache(std::string Directory, const CompilationDatabase 
                                CacheAuthenticator Auth)
     : Directory(std::move(Directory)), Database(Database), Options(Options), Auth(Auth) {}
 
-bool SharedPchCache::trusted(StringRef Base) {
+PchTrust checkPch(StringRef Base, const CacheAuthenticator &Auth) {
   std::unique_ptr<llvm::MemoryBuffer> Buffer = readCacheFile((Base + ".deps").str(), 64 << 20);
   if (!Buffer)
-    return false;
+    return PchTrust::Missing;
   std::optional<std::string> Manifest = Auth.verify(Buffer->getBuffer());
-  if (!Manifest) {
-    ++Counts.Untrusted; // committed, forged, or written by another user's tool
-    return false;
-  }
+  if (!Manifest)
+    return PchTrust::Untrusted; // committed, forged, or written by another user's tool
   SmallVector<StringRef, 4> Lines;
   StringRef(*Manifest).split(Lines, '\n', 2, /*KeepEmpty=*/false);
   if (!depsStillMatch(*Manifest))
-    return false;
+    return PchTrust::Stale;
   // The PCH must be the one the manifest was written for: a damaged or
   // swapped file is a miss, never loaded (clang can crash on a bad PCH).
-  if (Lines.size() < 2 || fileDigest((Base + ".pch").str()) != Lines[1].drop_front(4)) {
+  if (Lines.size() < 2 || fileDigest((Base + ".pch").str()) != Lines[1].drop_front(4))
+    return PchTrust::Untrusted;
+  return PchTrust::Trusted;
+}
+
+bool SharedPchCache::trusted(StringRef Base) {
+  PchTrust Trust = checkPch(Base, Auth);
+  if (Trust == PchTrust::Untrusted)
     ++Counts.Untrusted;
-    return false;
+  return Trust == PchTrust::Trusted;
+}
+
+std::optional<PchRequest> pchRequestFor(const CompilationDatabase &Database,
+                                        clang::tidy::ClangTidyOptionsProvider &Options,
+                                        const std::string &File, StringRef Text, std::string &WhyNot) {
+  std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
+  std::string Language = Command ? pchLanguage(File, *Command) : "";
+  if (!Command || Language.empty()) {
+    WhyNot = "not C++ or CUDA, or a compile command that names no file or -o<file>";
+    return std::nullopt;
   }
-  return true;
+  std::optional<std::string> Block =
+      leadingIncludeBlock(Text, path::parent_path(File), quoteSearchDirs(*Command));
+  if (!Block) {
+    WhyNot = "no #include block to share at the top (a macro or code before the "
+             "includes, or a quoted include not found on the quote or -I path)";
+    return std::nullopt;
+  }
+  PchRequest R;
+  SmallVector<StringRef, 8> Lines;
+  StringRef(*Block).split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef Line : Lines)
+    R.Lines.push_back(Line.str());
+  R.Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + Language + '\0' + R.Lines[0];
+  for (const std::string &Arg : Command->CommandLine)
+    R.Identity += '\0' + Arg;
+  R.Command = std::move(*Command);
+  R.Language = std::move(Language);
+  return R;
+}
+
+std::string pchHeader(const PchRequest &R, size_t Lines) {
+  std::string Header;
+  for (size_t I = 0; I < Lines && I < R.Lines.size(); ++I)
+    Header += R.Lines[I] + "\n";
+  return Header;
+}
+
+std::string pchKey(const PchRequest &R, size_t Lines) {
+  return hex64(llvm::xxh3_64bits(R.Identity + '\0' + pchHeader(R, Lines)));
 }
 
 void SharedPchCache::plan(const std::vector<std::string> &Files) {
@@ -416,57 +459,38 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
   // the longest block of #includes they all begin with.
   struct Candidate {
     std::string File;
-    CompileCommand Command;
-    std::string Language;
-    SmallVector<StringRef, 8> Lines;
+    PchRequest Request;
   };
-  std::vector<std::unique_ptr<llvm::MemoryBuffer>> Texts; // keep the blocks alive
   std::map<std::string, std::vector<Candidate>> ByCommand;
-  std::vector<std::string> Blocks;
-  Blocks.reserve(Files.size());
   for (const std::string &File : Files) {
     if (GroupOf.count(File))
       continue;
     auto Text = llvm::MemoryBuffer::getFile(File);
-    std::optional<CompileCommand> Command = effectiveCommand(Database, Options, File);
-    std::string Language = Command ? pchLanguage(File, *Command) : "";
-    if (!Text || !Command || Language.empty()) {
-      ++Counts.NotShared["not C++ or CUDA, or a compile command that names no file or -o<file>"];
+    std::string WhyNot = "its source cannot be read";
+    std::optional<PchRequest> Request =
+        Text ? pchRequestFor(Database, Options, File, (*Text)->getBuffer(), WhyNot) : std::nullopt;
+    if (!Request) {
+      ++Counts.NotShared[WhyNot];
       continue;
     }
-    std::optional<std::string> Block = leadingIncludeBlock((*Text)->getBuffer(), path::parent_path(File),
-                                                           quoteSearchDirs(*Command));
-    if (!Block) {
-      ++Counts.NotShared["no #include block to share at the top (a macro or code before the "
-                         "includes, or a quoted include not found on the quote or -I path)"];
-      continue;
-    }
-    Blocks.push_back(std::move(*Block));
-    Candidate C{File, *Command, Language, {}};
-    StringRef(Blocks.back()).split(C.Lines, '\n', -1, /*KeepEmpty=*/false);
-    std::string Identity = getClangFullVersion() + '\0' + Command->Directory + '\0' + Language +
-                           '\0' + C.Lines[0].str();
-    for (const std::string &Arg : Command->CommandLine)
-      Identity += '\0' + Arg;
-    ByCommand[Identity].push_back(std::move(C));
+    std::string Identity = Request->Identity;
+    ByCommand[Identity].push_back(Candidate{File, std::move(*Request)});
   }
   for (auto &[Identity, Members] : ByCommand) {
-    size_t Common = Members.front().Lines.size();
+    const PchRequest &First = Members.front().Request;
+    size_t Common = First.Lines.size();
     for (const Candidate &C : Members) {
       size_t Same = 0;
-      while (Same < Common && Same < C.Lines.size() && C.Lines[Same] == Members.front().Lines[Same])
+      while (Same < Common && Same < C.Request.Lines.size() && C.Request.Lines[Same] == First.Lines[Same])
         ++Same;
       Common = Same;
     }
-    std::string Header;
-    for (size_t I = 0; I < Common; ++I)
-      Header += Members.front().Lines[I].str() + "\n";
-    std::string Key = hex64(llvm::xxh3_64bits(Identity + '\0' + Header));
+    std::string Key = pchKey(First, Common);
     Group &G = Groups[Key];
     G.Key = Key;
-    G.Header = Header;
-    G.Command = Members.front().Command;
-    G.Language = Members.front().Language;
+    G.Header = pchHeader(First, Common);
+    G.Command = First.Command;
+    G.Language = First.Language;
     for (const Candidate &C : Members) {
       G.Units.push_back(C.File);
       GroupOf[C.File] = Key;
@@ -519,32 +543,29 @@ std::string SharedPchCache::pchFor(const std::string &File) {
   return "";
 }
 
-bool SharedPchCache::build(Group &G) {
+PchBuildResult buildPch(const std::string &Directory, const std::string &Key, const std::string &HeaderText,
+                        const CompileCommand &EffectiveCommand, const std::string &Language,
+                        const CacheAuthenticator &Auth) {
+  PchBuildResult Result;
   SmallString<256> Base(Directory);
-  path::append(Base, G.Key);
+  path::append(Base, Key);
   std::string Pch = (Base + ".pch").str(), Deps = (Base + ".deps").str(),
               Header = (Base + ".h").str();
-  auto Fail = [&] {
-    std::lock_guard<std::mutex> Lock(Mutex);
-    ++Counts.Failed;
-    return false;
-  };
+  auto Fail = [&] { return Result; };
   // A cache that cannot be written (a full disk, a read-only directory) is
-  // no cache: the unit is parsed in full and no other PCH is attempted.
+  // no cache: the caller parses in full and attempts no other PCH.
   auto Unwritable = [&](std::string Why) {
-    std::lock_guard<std::mutex> Lock(Mutex);
-    if (Counts.WriteFailure.empty())
-      Counts.WriteFailure = std::move(Why);
-    return false;
+    Result.WriteFailure = std::move(Why);
+    return Result;
   };
   std::string WriteError;
   if (std::error_code EC = fs::create_directories(Directory))
     return Unwritable("cannot create '" + Directory + "': " + EC.message());
-  if (!writeCacheFile(Header, G.Header, &WriteError))
+  if (!writeCacheFile(Header, HeaderText, &WriteError))
     return Unwritable(WriteError);
-  CompileCommand Command = G.Command;
+  CompileCommand Command = EffectiveCommand;
   Command.Filename = Header;
-  Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", G.Language, Header});
+  Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", Language, Header});
   SingleCommand One(Command);
   // The analyses' file system: regular files only (a first include of
   // </dev/stdin> or a FIFO is an error, not a read that blocks), and a
@@ -607,8 +628,23 @@ bool SharedPchCache::build(Group &G) {
     fs::remove(Temp);
     return Fail();
   }
-  G.Pch = Pch;
+  Result.Pch = Pch;
+  return Result;
+}
+
+bool SharedPchCache::build(Group &G) {
+  PchBuildResult Built = buildPch(Directory, G.Key, G.Header, G.Command, G.Language, Auth);
   std::lock_guard<std::mutex> Lock(Mutex);
+  if (!Built.WriteFailure.empty()) {
+    if (Counts.WriteFailure.empty())
+      Counts.WriteFailure = std::move(Built.WriteFailure);
+    return false;
+  }
+  if (Built.Pch.empty()) {
+    ++Counts.Failed;
+    return false;
+  }
+  G.Pch = Built.Pch;
   ++Counts.Built;
   return true;
 }

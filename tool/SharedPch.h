@@ -39,6 +39,45 @@ std::optional<std::string> leadingIncludeBlock(llvm::StringRef Text, llvm::Strin
 /// command's directory.
 std::vector<std::string> quoteSearchDirs(const clang::tooling::CompileCommand &Command);
 
+/// What a unit's shared PCH is made of: its effective command (file and
+/// outputs removed, the .clang-tidy ExtraArgs added) and the block of system
+/// #includes it begins with (through its first project header), one line each.
+struct PchRequest {
+  std::string Identity; ///< clang's version, directory, language, first line, command
+  std::vector<std::string> Lines;
+  clang::tooling::CompileCommand Command;
+  std::string Language; ///< -x of the PCH build: c++-header or cuda
+};
+
+/// The request for File whose text is Text (the editor's buffer, or the file);
+/// nullopt with WhyNot set when the unit cannot share a PCH.
+std::optional<PchRequest> pchRequestFor(const clang::tooling::CompilationDatabase &Database,
+                                        clang::tidy::ClangTidyOptionsProvider &Options,
+                                        const std::string &File, llvm::StringRef Text,
+                                        std::string &WhyNot);
+/// The PCH of the first Lines lines of R's block: its key (file name in a PCH
+/// directory) and the header it is built from. A PCH of a prefix of a unit's
+/// block is sound for it: the rest of its includes are parsed as usual.
+std::string pchKey(const PchRequest &R, size_t Lines);
+std::string pchHeader(const PchRequest &R, size_t Lines);
+
+/// Whether the PCH at Base (Base.pch, its manifest Base.deps) may be loaded:
+/// written by this user's tool (MAC) for headers that are unchanged since, and
+/// Base.pch is the file the manifest was written for.
+enum class PchTrust { Trusted, Missing, Stale, Untrusted };
+PchTrust checkPch(llvm::StringRef Base, const CacheAuthenticator &Auth);
+
+/// Builds the PCH of HeaderText (Language: c++-header or cuda) with Command into
+/// Directory/Key.{h,pch,deps}, signed with Auth. Pch is empty when it failed;
+/// WriteFailure then says why when the directory could not be written.
+struct PchBuildResult {
+  std::string Pch;
+  std::string WriteFailure;
+};
+PchBuildResult buildPch(const std::string &Directory, const std::string &Key,
+                        const std::string &HeaderText, const clang::tooling::CompileCommand &Command,
+                        const std::string &Language, const CacheAuthenticator &Auth);
+
 class SharedPchCache {
 public:
   /// Directory: where PCHs live (created on demand). Options: the .clang-tidy
