@@ -37,6 +37,7 @@ struct PreambleSlot::State {
 
 PreambleSlot::PreambleSlot(std::string StorageDir) : StorageDir(std::move(StorageDir)) {}
 PreambleSlot::~PreambleSlot() = default;
+bool PreambleSlot::hasPreamble() const { return Impl && Impl->Preamble.has_value(); }
 
 namespace {
 
@@ -50,11 +51,14 @@ namespace {
 ///    user's code requests, and all they request in turn, are performed as
 ///    usual. With a preamble they come from its list; in a full parse they
 ///    are pending when the main file's first declaration is complete.
+///  * Likewise the vtables system code uses of system classes are not
+///    defined (defining one instantiates every virtual member: 1.3 s at the end
+///    of an empty <torch/torch.h> unit with a PCH).
 ///  * The checks traverse only the top-level declarations outside system headers.
 class UserCodeFocus : public SemaConsumer {
 public:
-  explicit UserCodeFocus(bool SkipSystemInstantiations)
-      : SkipSystemInstantiations(SkipSystemInstantiations) {}
+  UserCodeFocus(bool SkipSystemInstantiations, const std::atomic<bool> *Cancelled)
+      : SkipSystemInstantiations(SkipSystemInstantiations), Cancelled(Cancelled) {}
   void InitializeSema(Sema &S) override {
     Actions = &S;
     if (!SkipSystemInstantiations)
@@ -72,10 +76,24 @@ public:
         Function->setInstantiationIsPending(true);
       S.PendingInstantiations.push_back(Pending);
     }
+    // The same for the vtables the preamble's code used: Sema would load and
+    // define them at the end (LoadExternalVTableUses); the reader hands them
+    // over once too.
+    SmallVector<ExternalVTableUse, 64> Used;
+    External->ReadUsedVTables(Used);
+    for (const ExternalVTableUse &Use : Used) {
+      if (usedBySystemCode(Use.Record, Use.Location))
+        continue;
+      if (S.VTablesUsed.try_emplace(Use.Record, Use.DefinitionRequired).second)
+        S.VTableUses.push_back({Use.Record, Use.Location});
+    }
   }
   void ForgetSema() override { Actions = nullptr; }
 
   bool HandleTopLevelDecl(DeclGroupRef Group) override {
+    // False stops clang's parse (ParseAST) after this declaration.
+    if (Cancelled && Cancelled->load(std::memory_order_relaxed))
+      return false;
     if (!SkipSystemInstantiations || PrunedHeaderRequests || !Actions ||
         Group.begin() == Group.end())
       return true;
@@ -93,12 +111,24 @@ public:
         Function->setInstantiationIsPending(false);
     }
     Actions->PendingInstantiations.swap(Kept);
+    // Vtables the headers used (a full parse): forgotten, so that a use from
+    // user code records them again.
+    llvm::erase_if(Actions->VTableUses, [&](const Sema::VTableUse &Use) {
+      if (!usedBySystemCode(Use.first, Use.second))
+        return false;
+      Actions->VTablesUsed.erase(Use.first);
+      return true;
+    });
     return true;
   }
 
   void HandleTranslationUnit(ASTContext &Ctx) override {
     const SourceManager &SM = Ctx.getSourceManager();
     std::vector<Decl *> Scope;
+    if (Cancelled && Cancelled->load(std::memory_order_relaxed)) {
+      Ctx.setTraversalScope(Scope); // nothing to match: the result is dropped
+      return;
+    }
     // Lists the top-level declarations; from a preamble this deserializes the
     // declarations themselves (namespaces, mostly), never their members.
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
@@ -129,12 +159,16 @@ private:
     }
     return inSystemHeader(Pending.second) && inSystemHeader(Pattern->getLocation());
   }
+  bool usedBySystemCode(const CXXRecordDecl *Record, SourceLocation Use) const {
+    return inSystemHeader(Use) && inSystemHeader(Record->getLocation());
+  }
   bool inSystemHeader(SourceLocation Loc) const {
     const SourceManager &SM = Actions->getSourceManager();
     return Loc.isValid() && SM.isInSystemHeader(SM.getExpansionLoc(Loc));
   }
 
   bool SkipSystemInstantiations;
+  const std::atomic<bool> *Cancelled;
   Sema *Actions = nullptr;
   bool PrunedHeaderRequests = false;
 };
@@ -229,7 +263,8 @@ public:
       : Context(Context), ConsumerFactory(Context, std::move(FileSystem)), Options(Options) {}
 
   std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<Action>(ConsumerFactory, Context, Options.SkipSystemInstantiations);
+    return std::make_unique<Action>(ConsumerFactory, Context, Options.SkipSystemInstantiations,
+                                    Options.Cancelled);
   }
 
   bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
@@ -244,6 +279,8 @@ public:
       Invocation->getPreprocessorOpts().ImplicitPCHInclude = Options.SharedPch;
     else if (Options.Preamble)
       usePreamble(*Options.Preamble, *Invocation, FileMgr, PCHContainerOps);
+    if (Options.PreambleOnly)
+      return true;
     CompilerInstance Compiler(std::move(Invocation), std::move(PCHContainerOps));
     Compiler.setFileManager(FileMgr);
     // Destroyed before the compiler, which the action's consumers point into.
@@ -303,7 +340,11 @@ private:
       IntrusiveRefCntPtr<DiagnosticsEngine> Diags =
           CompilerInstance::createDiagnostics(*VFS, DiagOpts, &Ignore, /*ShouldOwnClient=*/false);
       KeepEverything Callbacks;
-      auto Built = PrecompiledPreamble::Build(Invocation, Buffer->get(), Bounds, Diags, VFS,
+      // The headers' own instantiations are performed once, in the preamble
+      // (as the shared PCH does: SharedPch.cpp), not at the end of every run.
+      CompilerInvocation ForPreamble(Invocation);
+      ForPreamble.getLangOpts().PCHInstantiateTemplates = true;
+      auto Built = PrecompiledPreamble::Build(ForPreamble, Buffer->get(), Bounds, Diags, VFS,
                                               PCHContainerOps, /*StoreInMemory=*/false,
                                               Slot.StorageDir, Callbacks);
       ++Slot.Builds;
@@ -322,15 +363,16 @@ private:
   class Action : public ASTFrontendAction {
   public:
     Action(ClangTidyASTConsumerFactory &Factory, ClangTidyContext &Context,
-           bool SkipSystemInstantiations)
-        : Factory(Factory), Context(Context), SkipSystemInstantiations(SkipSystemInstantiations) {}
+           bool SkipSystemInstantiations, const std::atomic<bool> *Cancelled)
+        : Factory(Factory), Context(Context), SkipSystemInstantiations(SkipSystemInstantiations),
+          Cancelled(Cancelled) {}
     std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &Compiler,
                                                    StringRef File) override {
       Compiler.getPreprocessor().addPPCallbacks(std::make_unique<EmbedPolicy>(Compiler, File));
       std::vector<std::unique_ptr<ASTConsumer>> Consumers;
       // Findings wanted in system headers (SystemHeaders): traverse everything.
       if (!Context.getOptionsForFile(File).SystemHeaders.value_or(false))
-        Consumers.push_back(std::make_unique<UserCodeFocus>(SkipSystemInstantiations));
+        Consumers.push_back(std::make_unique<UserCodeFocus>(SkipSystemInstantiations, Cancelled));
       Consumers.push_back(Factory.createASTConsumer(Compiler, File));
       return std::make_unique<MultiplexConsumer>(std::move(Consumers));
     }
@@ -339,6 +381,7 @@ private:
     ClangTidyASTConsumerFactory &Factory;
     ClangTidyContext &Context;
     bool SkipSystemInstantiations;
+    const std::atomic<bool> *Cancelled;
   };
 
   ClangTidyContext &Context;
@@ -436,6 +479,8 @@ std::vector<FindingRecord> runChecks(ClangTidyContext &Context,
                                       IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
                                       const RunOptions &Options) {
   std::vector<FindingRecord> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options);
+  if (Options.PreambleOnly || (Options.Cancelled && Options.Cancelled->load()))
+    return {};
   bool Shortcuts = !Options.SharedPch.empty() || Options.Preamble || Options.SkipSystemInstantiations;
   if (!Shortcuts || !hasCompileError(Errors))
     return Errors;

@@ -13,6 +13,7 @@
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ public:
   PreambleSlot &operator=(const PreambleSlot &) = delete;
 
   unsigned builds() const { return Builds; }
+  /// Whether a preamble is held (the last build succeeded).
+  bool hasPreamble() const;
   unsigned reuses() const { return Reuses; }
 
   struct State;
@@ -58,6 +61,13 @@ struct RunOptions {
   /// Whether that plain parse is tried when an error lies in the main file
   /// too (the editor: a file mid-edit; such an error is the user's).
   bool ConfirmErrorsInMainFile = true;
+  /// Set by another thread to stop the analysis (the editor: a newer edit).
+  /// The parse stops after the top-level declaration it is in and nothing is
+  /// matched; the results are then meaningless (runChecks returns none).
+  const std::atomic<bool> *Cancelled = nullptr;
+  /// With Preamble: only (re)build the preamble, analyse nothing (the editor
+  /// builds a new one in the background while it answers from the old one).
+  bool PreambleOnly = false;
 };
 
 /// A clang error, not a check's finding.

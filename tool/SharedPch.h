@@ -43,7 +43,8 @@ std::vector<std::string> quoteSearchDirs(const clang::tooling::CompileCommand &C
 /// outputs removed, the .clang-tidy ExtraArgs added) and the block of system
 /// #includes it begins with (through its first project header), one line each.
 struct PchRequest {
-  std::string Identity; ///< clang's version, directory, language, first line, command
+  std::string FlagsIdentity; ///< clang's version, directory, language, command
+  std::string Identity;      ///< FlagsIdentity and the block's first line
   std::vector<std::string> Lines;
   clang::tooling::CompileCommand Command;
   std::string Language; ///< -x of the PCH build: c++-header or cuda
@@ -64,8 +65,10 @@ std::string pchHeader(const PchRequest &R, size_t Lines);
 /// Whether the PCH at Base (Base.pch, its manifest Base.deps) may be loaded:
 /// written by this user's tool (MAC) for headers that are unchanged since, and
 /// Base.pch is the file the manifest was written for.
+/// CheckDigest false: the PCH's digest is not recomputed (its caller checked
+/// it before, and the file has not changed since).
 enum class PchTrust { Trusted, Missing, Stale, Untrusted };
-PchTrust checkPch(llvm::StringRef Base, const CacheAuthenticator &Auth);
+PchTrust checkPch(llvm::StringRef Base, const CacheAuthenticator &Auth, bool CheckDigest = true);
 
 /// Builds the PCH of HeaderText (Language: c++-header or cuda) with Command into
 /// Directory/Key.{h,pch,deps}, signed with Auth. Pch is empty when it failed;

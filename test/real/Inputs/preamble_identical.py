@@ -1,7 +1,10 @@
-"""Findings of the language server (a precompiled preamble, reused after an
-edit, and the user-code traversal scope) against a full parse by clang-tidy with
-the plugin (clang-tidy's own driver: no preamble, no scope) on the real-header
-inputs. Prints the counts and every difference.
+"""Findings of the language server against a full parse by clang-tidy with the
+plugin (clang-tidy's own driver: no preamble, no scope) on the real-header
+inputs, along the editor's preamble paths (lsp/Analysis.h): the shared PCH of
+the include block, built and then reused after a body edit; a #define above the
+includes, answered first from that PCH plus the edit (provisional) and then from
+the document's own preamble, built in the background; and that preamble reused
+after a body edit. Prints the counts and every difference, for each final result.
 usage: preamble_identical.py TOOL 'CLANG_TIDY --load=PLUGIN' WORK INPUTS_DIR FLAGS..."""
 import os
 import re
@@ -33,26 +36,50 @@ lsp_client.tool, lsp_client.work = tool, work
 client = lsp_client.Client()
 uri = lsp_client.uri_of(source)
 client.open(source, text)
-client.diagnostics(uri)  # the first analysis builds the preamble
-end = text.count("\n")
-client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
-                                         "contentChanges": [{
-                                             "range": {"start": {"line": end, "character": 0},
-                                                       "end": {"line": end, "character": 0}},
-                                             "text": "// edited\n"}]})
-client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
-from_server = sorted("%d:%d: %s [%s]" % (d["range"]["start"]["line"] + 1,
-                                          d["range"]["start"]["character"] + 1, d["message"],
-                                          d["code"]) for d in client.diagnostics(uri))
-client.close()
+client.diagnostics(uri)  # the first analysis builds the shared PCH
 
-run = subprocess.run(tidy.split() + ["--checks=-*,torch-sync-*", source, "--"] + flags,
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-pattern = re.compile(r"^" + re.escape(source) + r":(\d+):(\d+): (?:warning|error): (.*) \[(.*)\]$")
-from_tidy = sorted("%s:%s: %s [%s]" % m.groups() for m in map(pattern.match, run.stdout.split("\n"))
-                   if m)
-print("language server: %d findings" % len(from_server))
-print("clang-tidy full parse: %d findings" % len(from_tidy))
-for line in sorted(set(from_server) ^ set(from_tidy)):
-    print("differs (%s): %s" % ("server only" if line in from_server else "clang-tidy only", line))
-print("identical:", from_server == from_tidy)
+
+def findings(diagnostics):
+    return sorted("%d:%d: %s [%s]" % (d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1,
+                                      d["message"], d["code"]) for d in diagnostics)
+
+
+def tidy_findings(text):
+    open(source, "w").write(text)
+    run = subprocess.run(tidy.split() + ["--checks=-*,torch-sync-*", source, "--"] + flags,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    pattern = re.compile(r"^" + re.escape(source) + r":(\d+):(\d+): (?:warning|error): (.*) \[(.*)\]$")
+    return sorted("%s:%s: %s [%s]" % m.groups() for m in map(pattern.match, run.stdout.split("\n")) if m)
+
+
+def change(version, new_text):
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                             "contentChanges": [{"text": new_text}]})
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+
+
+def compare(label, from_server, from_tidy):
+    print("%s: language server %d findings, clang-tidy full parse %d" % (label, len(from_server), len(from_tidy)))
+    for line in sorted(set(from_server) ^ set(from_tidy)):
+        print("differs (%s): %s" % ("server only" if line in from_server else "clang-tidy only", line))
+    print("%s identical: %s" % (label, from_server == from_tidy))
+
+
+# A body edit: the shared PCH is reused.
+text += "// edited\n"
+change(2, text)
+compare("shared PCH", findings(client.diagnostics(uri)), tidy_findings(text))
+# A #define above the includes: the block is no longer shared. The first answer
+# is provisional (the shared PCH and the edit); the final one comes from the
+# document's preamble once it is built.
+text = "#define PREAMBLE_TEST_MACRO 1\n" + text
+change(3, text)
+provisional = findings(client.diagnostics(uri))
+final = findings(client.diagnostics(uri))
+expected = tidy_findings(text)
+print("provisional identical: %s" % (provisional == expected))
+compare("document preamble", final, expected)
+text += "// edited again\n"
+change(4, text)
+compare("document preamble after an edit", findings(client.diagnostics(uri)), tidy_findings(text))
+client.close()
