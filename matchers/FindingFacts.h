@@ -23,6 +23,9 @@ struct FindingFacts {
   /// Read once every N iterations (`if (step % N == 0)`): reported only with
   /// ReportIntervalReads; --profile analyses them to label the syncs they make.
   bool IntervalRead = false;
+  /// A module's parameters moved to a device (`model->to(device)`, setup):
+  /// reported only with ReportModuleMoves; --profile analyses them likewise.
+  bool ModuleMove = false;
 };
 
 /// Appends the facts to a diagnostic whose format string names only %0.

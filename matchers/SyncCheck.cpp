@@ -93,7 +93,7 @@ void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint>
   if (F.Use.IntervalLine && !ReportIntervalReads)
     return;
   auto Diag = diag(Loc, "%0") << formatMessage(F);
-  attachFacts(Diag, FindingFacts{F.Use.Kind, F.Use.LoopLine, F.Use.IntervalLine != 0});
+  attachFacts(Diag, FindingFacts{F.Use.Kind, F.Use.LoopLine, F.Use.IntervalLine != 0, F.ModuleMove});
   if (FixesEnabled)
     for (const FixItHint &Fix : Fixes)
       Diag << Fix;

@@ -20,6 +20,7 @@ struct Finding {
   std::string What;   ///< the sync: "`item()` on a GPU tensor makes the host wait for the GPU"
   UseVerdict Use;     ///< dependency class and why
   std::string Remedy; ///< what to do instead (may be empty)
+  bool ModuleMove = false; ///< FindingFacts::ModuleMove
 };
 
 /// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N | under the

@@ -89,7 +89,8 @@ json::Array findingsToJson(const std::vector<FindingRecord> &Errors) {
     if (E.Facts)
       Finding["facts"] = json::Object{{"dependency", dependencyName(E.Facts->Class)},
                                       {"loopLine", E.Facts->LoopLine},
-                                      {"intervalRead", E.Facts->IntervalRead}};
+                                      {"intervalRead", E.Facts->IntervalRead},
+                                      {"moduleMove", E.Facts->ModuleMove}};
     Findings.push_back(std::move(Finding));
   }
   return Findings;
@@ -117,7 +118,8 @@ std::optional<std::vector<FindingRecord>> findingsFromJson(const json::Array &Fi
       if (!D || !LoopLine || *LoopLine < 0 || *LoopLine > std::numeric_limits<unsigned>::max())
         return std::nullopt;
       E.Facts = FindingFacts{*D, static_cast<unsigned>(*LoopLine),
-                             Facts->getBoolean("intervalRead").value_or(false)};
+                             Facts->getBoolean("intervalRead").value_or(false),
+                             Facts->getBoolean("moduleMove").value_or(false)};
     } else if (Name->starts_with("torch-sync-")) {
       return std::nullopt;
     }

@@ -255,12 +255,13 @@ private:
   }
 
   void finished(const DocumentVersion &V, AnalysisResult R, std::chrono::milliseconds Took) {
-    llvm::errs() << "torch-syncfree --lsp: analysed " << V.Path << " in " << Took.count() << " ms ("
-                 << (R.How.empty() ? "no preamble" : R.How) << ")"
-                 << (R.Discard ? ": not shown, the patched parse does not compile; the new "
-                                 "preamble will answer"
-                               : "")
-                 << "\n";
+    // One write per line (stderr is unbuffered): clients log it by chunk.
+    llvm::errs() << ("torch-syncfree --lsp: analysed " + V.Path + " in " + std::to_string(Took.count()) +
+                     " ms (" + (R.How.empty() ? std::string("no preamble") : R.How) + ")" +
+                     (R.Discard ? ": not shown, the patched parse does not compile; the new "
+                                  "preamble will answer"
+                                : "") +
+                     "\n");
     std::lock_guard<std::mutex> Lock(Mutex);
     auto It = Documents.find(V.Uri);
     if (It == Documents.end() || It->second.Generation != V.Generation)

@@ -248,10 +248,12 @@ std::vector<std::string> RunArguments;
 /// The --profile, read once by checkOptions().
 std::optional<torch_syncfree::SyncProfile> LoadedProfile;
 
-/// --profile without ReportIntervalReads: interval reads are analysed too, to
-/// label the syncs they make in the profile report; they are set aside in
-/// postProcess and never reported or fixed (checkOptions decides).
+/// --profile without ReportIntervalReads (ReportModuleMoves): interval reads
+/// (module moves) are analysed too, to label the syncs they make in the
+/// profile report; they are set aside in postProcess and never reported or
+/// fixed (checkOptions decides).
 bool ProfileAddsIntervalReads = false;
+bool ProfileAddsModuleMoves = false;
 
 /// The --config / --config-file configuration, read and parsed once by
 /// checkOptions() (front-end state: the options of this process's run).
@@ -303,8 +305,12 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServe
     Overrides.UseColor = UseColor;
   if (LanguageServer)
     Overrides.CheckOptions["HelperInEveryFix"] = ClangTidyOptions::ClangTidyValue("true");
-  else if (ProfileAddsIntervalReads)
-    Overrides.CheckOptions["ReportIntervalReads"] = ClangTidyOptions::ClangTidyValue("true");
+  else {
+    if (ProfileAddsIntervalReads)
+      Overrides.CheckOptions["ReportIntervalReads"] = ClangTidyOptions::ClangTidyValue("true");
+    if (ProfileAddsModuleMoves)
+      Overrides.CheckOptions["ReportModuleMoves"] = ClangTidyOptions::ClangTidyValue("true");
+  }
   // --extra-arg values go through the same sanitiser as .clang-tidy ExtraArgs.
   if (!ExtraArgs.empty())
     Overrides.ExtraArgs = std::vector<std::string>(ExtraArgs.begin(), ExtraArgs.end());
@@ -430,18 +436,20 @@ struct Batch {
   std::unique_ptr<torch_syncfree::FindingFormatter> Formatter;
   std::vector<torch_syncfree::ConfigNotice> ConfigNotices; ///< what .clang-tidy files changed
   std::vector<FindingRecord> AllFindings;
-  /// --profile: interval reads analysed only to label their syncs (never reported).
-  std::vector<FindingRecord> IntervalReads;
+  /// --profile: interval reads and module moves analysed only to label their
+  /// syncs (never reported).
+  std::vector<FindingRecord> ProfileOnly;
   std::vector<torch_syncfree::ReportedFinding> Reported;
   unsigned Baselined = 0;
   bool CompileFailed = false;
   torch_syncfree::FixSummary Fixes;
 };
 
-/// With --profile, whether interval reads must be added (the user did not
-/// ask for them, globally or for a check). The run and its workers decide
-/// alike, from the same arguments and configuration files.
-bool decideProfileAddsIntervalReads() {
+/// With --profile, whether the findings of Option (ReportIntervalReads,
+/// ReportModuleMoves) must be added: the user did not ask for them, globally
+/// or for a check. The run and its workers decide alike, from the same
+/// arguments and configuration files.
+bool decideProfileAdds(StringRef Option) {
   if (ProfilePath.empty())
     return false;
   SmallString<256> ConfigFor;
@@ -452,10 +460,10 @@ bool decideProfileAddsIntervalReads() {
     ConfigFor = Sources.front();
   }
   ClangTidyOptions Effective = makeOptionsProvider()->getOptions(ConfigFor);
-  return !llvm::any_of(Effective.CheckOptions, [](const auto &Entry) {
+  return !llvm::any_of(Effective.CheckOptions, [&](const auto &Entry) {
     StringRef Key = Entry.getKey();
     StringRef Value = Entry.getValue().Value;
-    return (Key == "ReportIntervalReads" || Key.ends_with(".ReportIntervalReads")) &&
+    return (Key == Option || Key.ends_with(("." + Option).str())) &&
            (Value.equals_insensitive("true") || Value == "1");
   });
 }
@@ -477,7 +485,8 @@ std::optional<int> checkOptions(std::string &SarifRoot) {
   } else if (FailOnCost.getNumOccurrences()) {
     return usageError("--fail-on-cost needs --profile");
   }
-  ProfileAddsIntervalReads = decideProfileAddsIntervalReads();
+  ProfileAddsIntervalReads = decideProfileAdds("ReportIntervalReads");
+  ProfileAddsModuleMoves = decideProfileAdds("ReportModuleMoves");
   {
     SmallString<256> Root(SarifRootOption);
     if (Root.empty())
@@ -961,13 +970,14 @@ std::optional<int> postProcess(Batch &B) {
   auto &CompileFailed = B.CompileFailed;
   auto &Reported = B.Reported;
   auto &Baselined = B.Baselined;
-  if (ProfileAddsIntervalReads)
+  if (ProfileAddsIntervalReads || ProfileAddsModuleMoves)
     for (UnitResult &Unit : Units)
       Unit.Findings.erase(std::remove_if(Unit.Findings.begin(), Unit.Findings.end(),
                                          [&](FindingRecord &E) {
-                                           if (!E.Facts || !E.Facts->IntervalRead)
+                                           if (!E.Facts || !((ProfileAddsIntervalReads && E.Facts->IntervalRead) ||
+                                                             (ProfileAddsModuleMoves && E.Facts->ModuleMove)))
                                              return false;
-                                           B.IntervalReads.push_back(E);
+                                           B.ProfileOnly.push_back(E);
                                            return true;
                                          }),
                           Unit.Findings.end());
@@ -1093,10 +1103,11 @@ void printFindings(Batch &B) {
   std::vector<torch_syncfree::MissedSync> Missed;
   std::vector<torch_syncfree::ReportedFinding> Joined;
   if (LoadedProfile) {
-    // Interval reads the user did not ask for were analysed to label the
-    // syncs they make (postProcess set them aside): joined, then not reported.
+    // Interval reads and module moves the user did not ask for were analysed
+    // to label the syncs they make (postProcess set them aside): joined, then
+    // not reported.
     Joined = B.Reported;
-    for (torch_syncfree::ReportedFinding &F : torch_syncfree::collectFindings(B.IntervalReads)) {
+    for (torch_syncfree::ReportedFinding &F : torch_syncfree::collectFindings(B.ProfileOnly)) {
       F.ProfileOnly = true;
       Joined.push_back(std::move(F));
     }
@@ -1275,7 +1286,8 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
   if (!ResourceDir.empty())
     torch_syncfree::ToolchainPaths::get().ResourceDir = ResourceDir;
   EffectiveLineFilter = Request->LineFilter; // the run resolved --diff once
-  ProfileAddsIntervalReads = decideProfileAddsIntervalReads();
+  ProfileAddsIntervalReads = decideProfileAdds("ReportIntervalReads");
+  ProfileAddsModuleMoves = decideProfileAdds("ReportModuleMoves");
   Batch B;
   if (std::optional<int> Exit = loadDatabase(std::move(Fixed), B))
     return *Exit;

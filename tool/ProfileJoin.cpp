@@ -56,6 +56,7 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
   P.Program = Root->getString("program").value_or("").str();
   P.Steps = nonNegative(*Root, "steps");
   P.StepMs = std::max(0.0, Root->getNumber("step_ms").value_or(0));
+  P.WaitsFrom = Root->getString("waits_from").value_or("").str();
   const json::Array *Syncs = Root->getArray("syncs");
   if (!Syncs) {
     Error = "--profile '" + Path.str() + "' has no \"syncs\" array";
@@ -202,6 +203,10 @@ void printProfileReport(const SyncProfile &Profile,
   if (Profile.Steps)
     OS << ", " << Profile.Steps << " steps of "
        << llvm::format("%.3f", Profile.StepMs) << " ms";
+  if (Profile.WaitsFrom == "cupti")
+    OS << ", waits timed by CUPTI";
+  else if (Profile.WaitsFrom == "interposed")
+    OS << ", waits timed by the probe's interposed CUDA calls";
   OS << "):\n";
   unsigned Never = 0;
   for (const ReportedFinding &F : Findings) {
@@ -210,9 +215,11 @@ void printProfileReport(const SyncProfile &Profile,
       continue;
     }
     OS << "  " << F.File << ":" << F.Line << ":" << F.Column << " [" << F.Check << ", "
-       << (F.ProfileOnly ? "read at a log interval: not reported unless ReportIntervalReads "
-                           "is true"
-                         : F.Dependency)
+       << (!F.ProfileOnly ? F.Dependency
+           : F.ModuleMove   ? "moves a module's parameters, once (setup): not reported unless "
+                              "ReportModuleMoves is true"
+                            : "read at a log interval: not reported unless ReportIntervalReads "
+                              "is true")
        << "]: " << F.MeasuredCount << " syncs";
     if (Profile.Steps)
       OS << " (" << llvm::format("%.2f", F.MeasuredPerStep) << "/step)";

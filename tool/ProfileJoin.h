@@ -36,6 +36,9 @@ struct SyncProfile {
   std::string Program;
   uint64_t Steps = 0;  ///< steps the program marked (0: none)
   double StepMs = 0;   ///< mean host time of a step, when steps were marked
+  /// How the probe timed the CUDA runtime's waits: "cupti" or "interposed"
+  /// ("" from a profile that does not say).
+  std::string WaitsFrom;
   std::vector<ProfileSync> Syncs;
 };
 

@@ -154,6 +154,7 @@ collectFindings(const std::vector<FindingRecord> &Errors) {
     F.Dependency = Error.Facts ? dependencyName(Error.Facts->Class) : "unknown";
     F.LoopLine = Error.Facts ? Error.Facts->LoopLine : 0;
     F.IntervalRead = Error.Facts && Error.Facts->IntervalRead;
+    F.ModuleMove = Error.Facts && Error.Facts->ModuleMove;
     for (const auto &Entry : Error.Message.Fix)
       for (const tooling::Replacement &R : Entry.second) {
         F.Fixable = true;

@@ -39,7 +39,9 @@ struct ReportedFinding {
   std::vector<ReportedReplacement> Fix;
   std::string SourceLine; ///< the finding's line, whitespace-normalised (baselines)
   bool IntervalRead = false; ///< read once every N iterations (FindingFacts.h)
-  /// Analysed for --profile only (an interval read without ReportIntervalReads):
+  bool ModuleMove = false;   ///< a module's parameters moved (FindingFacts.h)
+  /// Analysed for --profile only (an interval read without ReportIntervalReads,
+  /// a module move without ReportModuleMoves):
   /// joined with the profile and labelled, never reported as a finding.
   bool ProfileOnly = false;
   /// With --profile: the syncs measured at this finding (ProfileJoin.h).

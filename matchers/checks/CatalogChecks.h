@@ -25,6 +25,22 @@ TORCH_SYNCFREE_DECLARE_CHECK(IndexPutCheck)
 TORCH_SYNCFREE_DECLARE_CHECK(ScalarIndexCheck)
 /// torch-sync-dynamic-shape: nonzero, unique, repeat_interleave, bincount, histc, ...
 TORCH_SYNCFREE_DECLARE_CHECK(DynamicShapeCheck)
+/// torch-sync-module-move: `model->to(device)` copies each parameter with a
+/// blocking copy; reported only with ReportModuleMoves (a one-time setup cost).
+class ModuleMoveCheck : public SyncCheck {
+public:
+  ModuleMoveCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context), ReportModuleMoves(Options.getLocalOrGlobal("ReportModuleMoves", false)) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
+    SyncCheck::storeOptions(Opts);
+    Options.store(Opts, "ReportModuleMoves", ReportModuleMoves);
+  }
+
+private:
+  bool ReportModuleMoves;
+};
 /// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>(). With
 /// AssertAsyncFix, `TORCH_CHECK(t.item<bool>(), "msg")` becomes `at::_assert_async`.
 class HostBoolCheck : public SyncCheck {

@@ -14,6 +14,13 @@
 #ifdef TORCH_SYNCFREE_PROBE_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
+// CUPTI's runtime-API callbacks see every waiting call of the CUDA runtime, a
+// statically linked one too; its header comes with the toolkit, its library is
+// opened at run time (no link dependency: without it the interposers record).
+#if __has_include(<cupti.h>)
+#include <cupti.h>
+#define TORCH_SYNCFREE_PROBE_CUPTI 1
+#endif
 #endif
 
 #include <algorithm>
@@ -67,6 +74,14 @@ struct Recorder {
   double StepMsTotal = 0;
   std::atomic<bool> Stop{false};
   std::thread Flusher;
+  /// Where the host waits come from: "cupti" (runtime-API callbacks),
+  /// "interposed" (the probe's own definitions of the waiting calls) or "none"
+  /// (a LibTorch without CUDA: nothing waits).
+#ifdef TORCH_SYNCFREE_PROBE_CUDA
+  const char *WaitsFrom = "interposed";
+#else
+  const char *WaitsFrom = "none";
+#endif
 };
 
 std::atomic<Recorder *> Active{nullptr};
@@ -140,8 +155,8 @@ void write(Recorder &R) {
   std::fprintf(F, "{\"format\": \"torch-syncfree-profile\", \"version\": 1, \"program\": \"%s\",\n",
                escaped(Length > 0 ? std::string(Self, Length) : "").c_str());
   // step_ms: the mean time between two step marks (start-up is not a step).
-  std::fprintf(F, " \"steps\": %llu, \"step_ms\": %.6f,\n \"syncs\": [", R.Steps,
-               R.Intervals ? R.StepMsTotal / R.Intervals : 0.0);
+  std::fprintf(F, " \"steps\": %llu, \"step_ms\": %.6f, \"waits_from\": \"%s\",\n \"syncs\": [", R.Steps,
+               R.Intervals ? R.StepMsTotal / R.Intervals : 0.0, R.WaitsFrom);
   bool FirstSite = true;
   for (const auto &[Key, S] : R.Sites) {
     const auto &[Kind, Op, Frames] = Key;
@@ -186,6 +201,93 @@ private:
 };
 #endif
 
+#ifdef TORCH_SYNCFREE_PROBE_CUPTI
+/// The waiting calls CUPTI reports (cupti_runtime_cbid.h), by name.
+const char *waitingCall(CUpti_CallbackId Id) {
+  switch (Id) {
+  case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
+    return "cudaDeviceSynchronize";
+  case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+  case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000:
+    return "cudaStreamSynchronize";
+  case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+    return "cudaEventSynchronize";
+  case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+  case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
+    return "cudaMemcpy";
+  default:
+    return nullptr;
+  }
+}
+
+thread_local Clock::time_point EnteredAt; // the waiting calls do not nest
+
+void CUPTIAPI onRuntimeCall(void *, CUpti_CallbackDomain Domain, CUpti_CallbackId Id, const void *Data) {
+  const char *Kind = Domain == CUPTI_CB_DOMAIN_RUNTIME_API ? waitingCall(Id) : nullptr;
+  if (!Kind || InProbe)
+    return;
+  const auto *Call = static_cast<const CUpti_CallbackData *>(Data);
+  if (Call->callbackSite == CUPTI_API_ENTER) {
+    EnteredAt = Clock::now();
+    return;
+  }
+  double Ms = std::chrono::duration<double, std::milli>(Clock::now() - EnteredAt).count();
+  record(Kind, "", Ms, 1);
+}
+
+/// Subscribes to CUPTI's runtime-API callbacks for the waiting calls; false
+/// (the interposers record) when libcupti cannot be opened, or another
+/// subscriber holds CUPTI (a profiler: CUPTI allows one), or it is switched off
+/// (TORCH_SYNCFREE_CUPTI=off; a path there names the library to open).
+bool subscribeCupti() {
+  const char *Wanted = std::getenv("TORCH_SYNCFREE_CUPTI");
+  if (Wanted && std::strcmp(Wanted, "off") == 0)
+    return false;
+  // The library's usual homes: the loader's path, beside the CUDA runtime the
+  // program loaded (pip's nvidia/cu13/lib), pip's CUDA 12 layout
+  // (nvidia/cuda_runtime/lib beside nvidia/cuda_cupti/lib), the toolkit.
+  std::vector<std::string> Candidates;
+  if (Wanted && *Wanted)
+    Candidates.push_back(Wanted);
+  for (const char *Name : {"libcupti.so", "libcupti.so.13", "libcupti.so.12"})
+    Candidates.push_back(Name);
+  Dl_info Runtime;
+  if (void *Symbol = ::dlsym(RTLD_DEFAULT, "cudaGetDeviceCount");
+      Symbol && ::dladdr(Symbol, &Runtime) && Runtime.dli_fname) {
+    std::string Dir = Runtime.dli_fname;
+    Dir.erase(Dir.find_last_of('/') == std::string::npos ? 0 : Dir.find_last_of('/'));
+    for (const char *Relative : {"/libcupti.so.13", "/libcupti.so.12", "/libcupti.so",
+                                 "/../../cuda_cupti/lib/libcupti.so.12", "/../extras/CUPTI/lib64/libcupti.so"})
+      Candidates.push_back(Dir + Relative);
+  }
+  Candidates.push_back("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so");
+  void *Library = nullptr;
+  for (const std::string &Name : Candidates)
+    if ((Library = ::dlopen(Name.c_str(), RTLD_NOW | RTLD_LOCAL)))
+      break;
+  if (!Library)
+    return false;
+  using SubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+  using EnableFn = CUptiResult (*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+  auto Subscribe = reinterpret_cast<SubscribeFn>(::dlsym(Library, "cuptiSubscribe"));
+  auto Enable = reinterpret_cast<EnableFn>(::dlsym(Library, "cuptiEnableCallback"));
+  CUpti_SubscriberHandle Subscriber;
+  if (!Subscribe || !Enable || Subscribe(&Subscriber, &onRuntimeCall, nullptr) != CUPTI_SUCCESS)
+    return false;
+  for (CUpti_CallbackId Id : {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000})
+    if (Enable(1, Subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, Id) != CUPTI_SUCCESS)
+      return false;
+  return true;
+}
+#endif
+
+std::atomic<bool> CuptiRecords{false}; // then the interposers only forward
+
 void atExit() {
   if (Recorder *R = Active.load()) {
     R->Stop = true;
@@ -215,6 +317,12 @@ void start(const char *Path) {
 #ifdef TORCH_SYNCFREE_PROBE_CUDA
   c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_WARN);
 #endif
+#endif
+#ifdef TORCH_SYNCFREE_PROBE_CUPTI
+  if (subscribeCupti()) {
+    R->WaitsFrom = "cupti";
+    CuptiRecords = true;
+  }
 #endif
   Active = R;
   std::atexit(atExit);
@@ -265,7 +373,8 @@ template <typename Fn> Fn real(const char *Name) {
 }
 template <typename Call> cudaError_t timed(const char *Kind, Call &&Forward) {
   using torch_syncfree::probe::Active;
-  if (!Active.load())
+  using torch_syncfree::probe::CuptiRecords;
+  if (!Active.load() || CuptiRecords.load(std::memory_order_relaxed))
     return Forward();
   auto Start = std::chrono::steady_clock::now();
   cudaError_t Result = Forward();

@@ -131,8 +131,8 @@ PreambleStore::Location PreambleStore::locationFor(StringRef BuildDirectory) {
     Where.Auth = *User;
   } else {
     if (!Cache.empty())
-      llvm::errs() << "torch-syncfree --lsp: shared PCHs of " << BuildDirectory
-                   << " kept for this session only: " << Why << "\n";
+      llvm::errs() << ("torch-syncfree --lsp: shared PCHs of " + BuildDirectory.str() +
+                       " kept for this session only: " + Why + "\n");
     Where.Directory = PrivateDir.empty() ? "" : PrivateDir + "/pch";
     Where.Auth = sessionKey();
   }
@@ -187,7 +187,7 @@ void PreambleStore::runBuild(std::shared_ptr<Build> B, PchRequest R, Location Wh
           ? PchBuildResult{}
           : buildPch(Where.Directory, Key, pchHeader(R, R.Lines.size()), R.Command, R.Language, *Where.Auth);
   if (!Built.WriteFailure.empty())
-    llvm::errs() << "torch-syncfree --lsp: shared PCH not written: " << Built.WriteFailure << "\n";
+    llvm::errs() << ("torch-syncfree --lsp: shared PCH not written: " + Built.WriteFailure + "\n");
   std::vector<std::function<void()>> Waiters;
   {
     std::lock_guard<std::mutex> Lock(Mutex);

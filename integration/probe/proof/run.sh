@@ -4,6 +4,7 @@
 #   build     configure and build every program with the probe (-j16)
 #   profile   each program, 10 steps (indices 0-9) with TORCH_SYNCFREE_PROFILE;
 #             keeps the profile, the run's output and the debug info
+#   interposed  a few programs' profiles again with TORCH_SYNCFREE_CUPTI=off
 #   oracle    the harness's own sync-debug-mode oracle over the same 10 steps
 #             (probe linked, off), 8 programs at a time (counts only)
 #   overhead  wall ms/step of OVERHEAD_PROGRAMS: without the probe (two identical
@@ -60,6 +61,36 @@ phase_profile() {
     objcopy --only-keep-debug $B/$n $P/$n.debug
   done
   sed -i "s#$B/#DEVICE_BUILD/#g" $P/*.profile.json
+}
+
+phase_interposed() {
+  # The same profile with CUPTI switched off (the interposers time the waits), for
+  # INTERPOSED_PROGRAMS: both sources must count the same waiting calls.
+  for n in ${INTERPOSED_PROGRAMS:-explicit_loop explicit_sync item_logging inference_loop}; do
+    TORCH_SYNCFREE_CUPTI=off SYNCPROBE_TIMING_ONLY=1 SYNCPROBE_WARMUP=0 SYNCPROBE_PROBE_STEPS=0 \
+      SYNCPROBE_TIMED_STEPS=0 SYNCPROBE_WALL_STEPS=10 TORCH_SYNCFREE_PROFILE=$P/$n.interposed.json \
+      timeout 150 $B/$n > $P/$n.interposed.txt 2>&1
+    log "interposed $n rc=$?"
+  done
+  sed -i "s#$B/#DEVICE_BUILD/#g" $P/*.interposed.json
+  python3 - $P <<'PY' | tee -a $P/phases.log
+import collections, json, os, sys
+d = sys.argv[1]
+for f in sorted(os.listdir(d)):
+    if not f.endswith(".interposed.json"):
+        continue
+    n = f[:-len(".interposed.json")]
+    rows = []
+    for label, path in (("cupti", "%s/%s.profile.json" % (d, n)), ("interposed", "%s/%s" % (d, f))):
+        p = json.load(open(path))
+        c = collections.Counter()
+        w = collections.Counter()
+        for s in p["syncs"]:
+            c[s["kind"]] += s["count"]; w[s["kind"]] += s["wait_ms"]
+        rows.append("%s(waits_from=%s) %s" % (label, p.get("waits_from"), " ".join(
+            "%s=%d/%.2fms" % (k, c[k], w[k]) for k in sorted(c))))
+    print(n, "|", " | ".join(rows))
+PY
 }
 
 phase_oracle() {
