@@ -516,6 +516,7 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
       ++Counts.Reused;
     } else if (G.Units.size() < 2) {
       G.State = Group::Failed;
+      G.Alone = true;
       ++Counts.NotShared["alone in its group (no other unit with the same flags and first include)"];
       continue;
     }
@@ -541,6 +542,8 @@ std::string SharedPchCache::pchFor(const std::string &File) {
     ++Counts.UnitsWithPch;
     return G.Pch;
   }
+  if (G.Alone)
+    return ""; // its reason was counted when the groups were planned
   if (!Counts.WriteFailure.empty() && G.State != Group::Building)
     ++Counts.NotShared["the cache cannot be written"];
   else if (G.State == Group::Building)
