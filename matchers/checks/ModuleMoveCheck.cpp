@@ -13,7 +13,10 @@ namespace torch_syncfree {
 // devices and is not matched.
 void ModuleMoveCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  auto Module = cxxRecordDecl(isSameOrDerivedFrom(cxxRecordDecl(hasName("::torch::nn::Module"))));
+  // torch::jit::Module (a loaded TorchScript model: `module.to(torch::kCUDA)`
+  // after torch::jit::load) moves its parameters the same way.
+  auto Module = cxxRecordDecl(anyOf(isSameOrDerivedFrom(cxxRecordDecl(hasName("::torch::nn::Module"))),
+                                    isSameOrDerivedFrom(cxxRecordDecl(hasName("::torch::jit::Module")))));
   Finder->addMatcher(
       cxxMemberCallExpr(callee(cxxMethodDecl(hasName("to"), ofClass(Module),
                                              hasParameter(0, hasType(hasUnqualifiedDesugaredType(

@@ -27,6 +27,13 @@ void in_a_loop(torch::nn::Linear layer) {
   }
 }
 
+void scripted(torch::Device device) {
+  torch::jit::Module module = torch::jit::load("model.pt");
+  module.to(device);
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `to(<device>)` on a module {{.*}} [torch-sync-module-move]
+  module.to(torch::kHalf);
+}
+
 void negatives(Net &net, torch::Tensor t) {
   net.to(torch::kHalf);        // a dtype change moves nothing between devices
   auto u = t.to(torch::kCUDA); // a tensor, not a module: torch-sync-host-to-device's

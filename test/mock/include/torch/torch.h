@@ -394,6 +394,17 @@ void clip_grad_value_(const std::vector<at::Tensor> &parameters, double clip_val
 } // namespace utils
 } // namespace nn
 
+namespace jit {
+// torch::jit::Module (torch/csrc/jit/api/module.h): a TorchScript module.
+struct Module {
+  void to(torch::Device device, torch::Dtype dtype, bool non_blocking = false);
+  void to(torch::Dtype dtype, bool non_blocking = false);
+  void to(torch::Device device, bool non_blocking = false);
+  void eval();
+};
+Module load(const std::string &filename);
+} // namespace jit
+
 namespace optim {
 struct SGDOptions {
   SGDOptions(double lr);
