@@ -15,8 +15,10 @@ void ModuleMoveCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
   // torch::jit::Module (a loaded TorchScript model: `module.to(torch::kCUDA)`
   // after torch::jit::load) moves its parameters the same way.
-  auto Module = cxxRecordDecl(anyOf(isSameOrDerivedFrom(cxxRecordDecl(hasName("::torch::nn::Module"))),
-                                    isSameOrDerivedFrom(cxxRecordDecl(hasName("::torch::jit::Module")))));
+  // Off (the default): nothing to match. --profile sets the option.
+  if (!ReportModuleMoves)
+    return;
+  auto Module = cxxRecordDecl(isSameOrDerivedFrom(cxxRecordDecl(hasAnyName("::torch::nn::Module", "::torch::jit::Module"))));
   Finder->addMatcher(
       cxxMemberCallExpr(callee(cxxMethodDecl(hasName("to"), ofClass(Module),
                                              hasParameter(0, hasType(hasUnqualifiedDesugaredType(
@@ -41,11 +43,7 @@ void ModuleMoveCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = F.Use.LoopLine ? "move the module once, before the loop (later calls copy nothing)"
                             : "nothing to change for a one-time move; build and move the module "
                               "before the timed part of the program";
-  F.ModuleMove = true;
-  // A one-time cost the program cannot avoid: reported only on request. With
-  // --profile the tool sets the option to label the syncs it makes.
-  if (!ReportModuleMoves)
-    return;
+  F.ModuleMove = true; // a one-time cost: --profile labels, never reports, it unless asked
   report(Call->getExprLoc(), F);
 }
 

@@ -34,6 +34,19 @@ void scripted(torch::Device device) {
   module.to(torch::kHalf);
 }
 
+#define MOVE_TO_GPU(m) (m)->to(torch::kCUDA)
+void in_a_macro(torch::nn::Linear layer) {
+  MOVE_TO_GPU(layer);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `to(<device>)` on a module {{.*}} [torch-sync-module-move]
+}
+
+template <typename Holder> void move_template(Holder layer, torch::Device device) {
+  layer->to(device);
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: `to(<device>)` on a module {{.*}} [torch-sync-module-move]
+  // (dependent: reported once, in the template, for its instantiation with a module)
+}
+void instantiate(torch::nn::Linear layer) { move_template(layer, torch::kCUDA); }
+
 void negatives(Net &net, torch::Tensor t) {
   net.to(torch::kHalf);        // a dtype change moves nothing between devices
   auto u = t.to(torch::kCUDA); // a tensor, not a module: torch-sync-host-to-device's
