@@ -504,7 +504,10 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
     }
   }
   // A cached PCH whose headers are unchanged is ready before any worker
-  // starts; a group of one gains nothing from building a new one.
+  // starts. A group of one gets its PCH too: the cache persists, so the
+  // build a cold run pays once (about one parse of the headers) makes every
+  // later analysis of that unit cheap in time and memory (issue 24: the
+  // real-layout benchmark's lone .cu was its warm run's largest worker).
   for (auto &[Key, G] : Groups) {
     if (G.State != Group::Unbuilt)
       continue;
@@ -514,11 +517,6 @@ void SharedPchCache::plan(const std::vector<std::string> &Files) {
       G.State = Group::Ready;
       G.Pch = (Base + ".pch").str();
       ++Counts.Reused;
-    } else if (G.Units.size() < 2) {
-      G.State = Group::Failed;
-      G.Alone = true;
-      ++Counts.NotShared["alone in its group (no other unit with the same flags and first include)"];
-      continue;
     }
     ++Counts.Groups;
   }
@@ -542,8 +540,6 @@ std::string SharedPchCache::pchFor(const std::string &File) {
     ++Counts.UnitsWithPch;
     return G.Pch;
   }
-  if (G.Alone)
-    return ""; // its reason was counted when the groups were planned
   if (!Counts.WriteFailure.empty() && G.State != Group::Building)
     ++Counts.NotShared["the cache cannot be written"];
   else if (G.State == Group::Building)

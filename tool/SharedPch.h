@@ -125,7 +125,6 @@ private:
     std::string Language;                         ///< -x of the PCH build: c++-header or cuda
     std::vector<std::string> Units;
     enum { Unbuilt, Building, Ready, Failed } State = Unbuilt;
-    bool Alone = false; ///< a group of one: counted once, when planned
     std::string Pch;
   };
   bool build(Group &G); ///< without the lock
