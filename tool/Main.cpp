@@ -41,6 +41,7 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include <numeric>
 #include <atomic>
 #include <csignal>
 #include <mutex>
@@ -646,6 +647,10 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
     File = std::string(Absolute);
     ListedSet.insert(File);
   }
+  // In path order: the database's own order is a hash table's (it changed with
+  // the checkout's directory), and the report follows this order.
+  llvm::sort(Listed);
+  Listed.erase(std::unique(Listed.begin(), Listed.end()), Listed.end());
 
   Files.assign(Sources.begin(), Sources.end());
   if (Files.empty())
@@ -939,7 +944,13 @@ void analyseUnits(Batch &B) {
                    << ": " << counted(Unit.Findings.size(), "finding") << "\n";
         }
       };
-    for (size_t I = 0; I < Files.size(); ++I)
+    // Units start in the order that lets the PCH builds of -jN run side by
+    // side (SharedPch.h); results are kept by index, so output does not change.
+    std::vector<size_t> Order(Files.size());
+    std::iota(Order.begin(), Order.end(), size_t(0));
+    if (Pch)
+      Order = Pch->schedule(ParseFiles);
+    for (size_t I : Order)
       Pool.async([&, I] {
         // A crash, stack overflow or fatal error inside clang or a check ends
         // this unit only (clang's crash recovery, as libclang and clangd use

@@ -17,6 +17,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -534,19 +535,37 @@ std::string SharedPchCache::pchFor(const std::string &File) {
     bool Ok = build(G);
     Lock.lock();
     G.State = Ok ? Group::Ready : Group::Failed;
+    BuildFinished.notify_all();
   }
+  // A unit whose group's PCH another thread is building waits for it: the
+  // build started first, so it ends no later than a full parse started now
+  // would, and the unit then costs a PCH load instead of a header parse
+  // (issue 24: at -j2, 2-4 units of 24 were parsed in full cold).
+  BuildFinished.wait(Lock, [&] { return G.State != Group::Building; });
   // Every unit without a PCH is counted under one reason.
   if (G.State == Group::Ready) {
     ++Counts.UnitsWithPch;
     return G.Pch;
   }
-  if (!Counts.WriteFailure.empty() && G.State != Group::Building)
+  if (!Counts.WriteFailure.empty())
     ++Counts.NotShared["the cache cannot be written"];
-  else if (G.State == Group::Building)
-    ++Counts.NotShared["started while its group's PCH was being built (-j)"];
   else
     ++Counts.NotShared["its group's PCH did not build (its headers do not compile alone)"];
   return "";
+}
+
+std::vector<size_t> SharedPchCache::schedule(const std::vector<std::string> &Files) const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  std::vector<size_t> Order, Rest;
+  std::set<std::string> Led;
+  for (size_t I = 0; I < Files.size(); ++I) {
+    auto It = GroupOf.find(Files[I]);
+    bool Leads = It != GroupOf.end() && Groups.at(It->second).State == Group::Unbuilt &&
+                 Led.insert(It->second).second;
+    (Leads ? Order : Rest).push_back(I);
+  }
+  Order.insert(Order.end(), Rest.begin(), Rest.end());
+  return Order;
 }
 
 PchBuildResult buildPch(const std::string &Directory, const std::string &Key, const std::string &HeaderText,

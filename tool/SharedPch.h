@@ -1,9 +1,9 @@
 // Shared precompiled headers for batch runs. The translation units of a run
 // are grouped by their effective compile command (minus the file) and by the
-// leading block of #includes of their main file; each group with two or more
-// units (or a PCH already in the cache) gets one PCH of that block, built
-// once, kept in a cache directory and reused by later runs while the headers
-// it read are unchanged (size and modification time of every one).
+// leading block of #includes of their main file; each group (one unit or
+// more) gets one PCH of that block, built once, kept in a cache directory and
+// reused by later runs while the headers it read are unchanged (size and
+// modification time of every one).
 //
 // A unit whose block does not qualify (a macro, a #pragma or code before or
 // between the includes, a quoted include that is not beside the file) is
@@ -94,9 +94,13 @@ public:
 
   /// The PCH to analyse File with, or "" (parse in full). A cached PCH was
   /// validated by plan(); otherwise the first caller of a group builds it and
-  /// a caller that finds it being built by another thread gets "" rather
-  /// than waiting.
+  /// a caller that finds it being built by another thread waits for it.
   std::string pchFor(const std::string &File);
+
+  /// The order to start Files' analyses in (indices into Files): the first
+  /// unit of each group whose PCH is to be built, then the rest in order, so
+  /// that at -jN the builds run side by side and later units find them done.
+  std::vector<size_t> schedule(const std::vector<std::string> &Files) const;
 
   struct Stats {
     unsigned Groups = 0, Built = 0, Reused = 0, Failed = 0, UnitsWithPch = 0;
@@ -133,6 +137,7 @@ private:
   clang::tidy::ClangTidyOptionsProvider &Options;
   CacheAuthenticator Auth;
   mutable std::mutex Mutex;
+  std::condition_variable BuildFinished; ///< a group left Building
   std::map<std::string, Group> Groups;         ///< by key
   std::map<std::string, std::string> GroupOf;  ///< file -> key
   Stats Counts;

@@ -65,7 +65,8 @@ def compare(label, from_server, from_tidy):
     print("%s identical: %s" % (label, from_server == from_tidy))
 
 
-# A body edit: the shared PCH is reused.
+# A body edit: the shared PCH is reused. (Each edit appends a comment at the
+# end, which moves no finding: clang-tidy parses each include block once, CI time.)
 text += "// edited\n"
 change(2, text)
 compare("shared PCH", findings(client.diagnostics(uri)), tidy_findings(text))
@@ -81,5 +82,5 @@ print("provisional identical: %s" % (provisional == expected))
 compare("document preamble", final, expected)
 text += "// edited again\n"
 change(4, text)
-compare("document preamble after an edit", findings(client.diagnostics(uri)), tidy_findings(text))
+compare("document preamble after an edit", findings(client.diagnostics(uri)), expected)
 client.close()
