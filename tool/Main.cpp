@@ -647,10 +647,9 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
     File = std::string(Absolute);
     ListedSet.insert(File);
   }
-  // In path order: the database's own order is a hash table's (it changed with
-  // the checkout's directory), and the report follows this order.
-  llvm::sort(Listed);
-  Listed.erase(std::unique(Listed.begin(), Listed.end()), Listed.end());
+  // In path order (the set's): the database's own order is a hash table's (it
+  // changed with the checkout's directory), and the report follows this order.
+  Listed.assign(ListedSet.begin(), ListedSet.end());
 
   Files.assign(Sources.begin(), Sources.end());
   if (Files.empty())
