@@ -1,4 +1,6 @@
 #include "CompileCommandSanitizer.h"
+#include "InputFiles.h"
+#include <functional>
 #include "llvm/ADT/StringSwitch.h"
 #include <optional>
 #include <unistd.h>
@@ -240,11 +242,35 @@ std::string driverFor(StringRef Argv0) {
   return Driver;
 }
 
-std::vector<std::string> sanitizeArgs(ArrayRef<const char *> Args, SanitizerReport &Report) {
+std::vector<std::string> sanitizeArgs(ArrayRef<const char *> Args, SanitizerReport &Report,
+                                      ArrayRef<std::string> ResponseFileOf = {}) {
   const opt::OptTable &Table = getDriverOptTable();
   unsigned MissingIndex = 0, MissingCount = 0;
   opt::InputArgList Parsed = Table.ParseArgs(Args, MissingIndex, MissingCount,
                                              llvm::opt::Visibility(opts::ClangOption));
+  // What a response file contributes must be options the driver knows: a
+  // repository can name any readable file as one (@/home/ci/.git-credentials),
+  // and an input or unknown option taken from it would be quoted by clang's
+  // diagnostics ("no such file or directory: '<its first token>'").
+  auto FromResponseFile = [&](const opt::Arg *A) -> StringRef {
+    unsigned Index = A->getIndex();
+    return Index < ResponseFileOf.size() ? StringRef(ResponseFileOf[Index]) : StringRef();
+  };
+  for (const opt::Arg *A : Parsed) {
+    StringRef File = FromResponseFile(A);
+    unsigned ID = A->getOption().getID();
+    if (!File.empty() && (ID == opts::OPT_INPUT || ID == opts::OPT_UNKNOWN)) {
+      Report.Error = "the response file '" + printable(File) +
+                     "' holds an argument that is not a compiler option (not shown)";
+      return {};
+    }
+  }
+  if (!ResponseFileOf.empty() && MissingCount && MissingIndex < ResponseFileOf.size() &&
+      !ResponseFileOf[MissingIndex].empty()) {
+    Report.Error = "the response file '" + printable(ResponseFileOf[MissingIndex]) +
+                   "' ends with an option that lacks its value";
+    return {};
+  }
   std::set<std::string> KindsSeen;
   for (const auto &Entry : Report.Dropped)
     KindsSeen.insert(Entry.first);
@@ -252,8 +278,14 @@ std::vector<std::string> sanitizeArgs(ArrayRef<const char *> Args, SanitizerRepo
   for (const opt::Arg *A : Parsed) {
     const opt::Option O = A->getOption().getUnaliasedOption();
     if (const char *Kind = dangerOf(O, *A)) {
+      // An option read from a response file is named, not quoted: its value is
+      // a file's content.
       if (KindsSeen.insert(Kind).second)
-        Report.Dropped.push_back({Kind, A->getAsString(Parsed)});
+        Report.Dropped.push_back(
+            {Kind, FromResponseFile(A).empty()
+                       ? printable(A->getAsString(Parsed))
+                       : A->getSpelling().str() + "...' (from the response file '" +
+                             printable(FromResponseFile(A))});
       continue;
     }
     if (!affectsParsing(O))
@@ -279,6 +311,55 @@ std::vector<std::string> sanitizeArgs(ArrayRef<const char *> Args, SanitizerRepo
   return Kept;
 }
 
+/// Expands "@file" arguments (GNU quoting, relative to Directory, nested at
+/// most 8 deep, at most 100000 arguments in all), recording for each
+/// argument the response file it came from. Hand-written around
+/// cl::TokenizeGNUCommandLine: cl::ExpansionContext reads any path (a FIFO
+/// blocks, /dev/zero exhausts memory) and cannot say where an argument came from.
+bool expandResponseFiles(ArrayRef<std::string> Args, StringRef Directory, StringSaver &Saver,
+                         SmallVectorImpl<const char *> &Argv,
+                         std::vector<std::string> &ResponseFileOf, SanitizerReport &Report) {
+  constexpr unsigned MaxDepth = 8;
+  constexpr size_t MaxArguments = 100000;
+  std::function<bool(StringRef, StringRef, StringRef, unsigned)> Expand =
+      [&](StringRef Arg, StringRef From, StringRef Base, unsigned Depth) -> bool {
+    if (Argv.size() >= MaxArguments) {
+      Report.Error = "the compile command has more than 100000 arguments";
+      return false;
+    }
+    if (!Arg.starts_with("@") || Arg.size() == 1) {
+      Argv.push_back(Saver.save(Arg).data());
+      ResponseFileOf.push_back(From.str());
+      return true;
+    }
+    if (Depth >= MaxDepth) {
+      Report.Error = "response files nested more than 8 deep";
+      return false;
+    }
+    SmallString<256> Path(Arg.drop_front());
+    if (!sys::path::is_absolute(Path))
+      sys::path::make_absolute(Base, Path);
+    std::string Why;
+    std::unique_ptr<MemoryBuffer> Buffer = readInputFile(Path, MaxConfigBytes, Why);
+    if (!Buffer) {
+      Report.Error = "cannot read the response file '" + printable(Path) + "': " + Why;
+      return false;
+    }
+    SmallVector<const char *, 64> Tokens;
+    cl::TokenizeGNUCommandLine(Buffer->getBuffer(), Saver, Tokens);
+    // Nested response files are relative to the command's directory too.
+    std::string Own = std::string(Path);
+    for (const char *Token : Tokens)
+      if (Token && !Expand(Token, Own, Base, Depth + 1))
+        return false;
+    return true;
+  };
+  for (const std::string &Arg : Args)
+    if (!Expand(Arg, "", Directory, 0))
+      return false;
+  return true;
+}
+
 } // namespace
 
 std::vector<std::string> sanitizeCommandLine(const std::vector<std::string> &CommandLine,
@@ -288,17 +369,16 @@ std::vector<std::string> sanitizeCommandLine(const std::vector<std::string> &Com
     return {};
   }
   // Response files are expanded here, relative to the command's directory, so
-  // that what they contain goes through the same filter.
+  // that what they contain goes through the same filter; each is read through
+  // the bounded reader (InputFiles.h): a regular file of at most 1 MiB, so
+  // @/dev/stdin, a FIFO or @/dev/zero is an error, never a read.
   BumpPtrAllocator Alloc;
+  StringSaver Saver(Alloc);
   SmallVector<const char *, 64> Argv;
-  for (size_t I = 1; I < CommandLine.size(); ++I)
-    Argv.push_back(CommandLine[I].c_str());
-  cl::ExpansionContext Expander(Alloc, cl::TokenizeGNUCommandLine);
-  Expander.setCurrentDir(Directory);
-  if (Error Err = Expander.expandResponseFiles(Argv)) {
-    Report.Error = "cannot expand a response file: " + toString(std::move(Err));
+  std::vector<std::string> ResponseFileOf; // per Argv entry: the file it came from, or ""
+  if (!expandResponseFiles(ArrayRef<std::string>(CommandLine).drop_front(), Directory, Saver,
+                           Argv, ResponseFileOf, Report))
     return {};
-  }
   std::vector<std::string> Result;
   Result.push_back(driverFor(CommandLine.front()));
   // No clang++.cfg beside the driver or in the configuration directories.
@@ -306,7 +386,10 @@ std::vector<std::string> sanitizeCommandLine(const std::vector<std::string> &Com
   // Before the options: a command may end with "-- <inputs>".
   if (!ToolchainPaths::get().ResourceDir.empty())
     Result.push_back("-resource-dir=" + ToolchainPaths::get().ResourceDir);
-  for (std::string &Arg : sanitizeArgs(Argv, Report))
+  std::vector<std::string> Kept = sanitizeArgs(Argv, Report, ResponseFileOf);
+  if (!Report.Error.empty())
+    return {};
+  for (std::string &Arg : Kept)
     Result.push_back(std::move(Arg));
   return Result;
 }

@@ -21,6 +21,7 @@
 #include "ConfigAudit.h"
 #include "ProfileJoin.h"
 #include "UnitWorker.h"
+#include "PrivateDirectory.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -38,6 +39,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include <unistd.h>
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -340,8 +342,16 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
     return "";
   }
   SmallString<128> Output, TopOutput;
-  sys::fs::createTemporaryFile("torch-syncfree-diff", "txt", Output);
-  sys::fs::createTemporaryFile("torch-syncfree-top", "txt", TopOutput);
+  int OutputFD = -1, TopFD = -1;
+  if (torch_syncfree::createPrivateTemporaryFile("torch-syncfree-diff", "txt", OutputFD, Output) ||
+      torch_syncfree::createPrivateTemporaryFile("torch-syncfree-top", "txt", TopFD, TopOutput)) {
+    if (!Output.empty())
+      ::close(OutputFD), torch_syncfree::removePrivateTemporaryFile(Output);
+    Error = "--diff needs a writable temporary directory";
+    return "";
+  }
+  ::close(OutputFD);
+  ::close(TopFD);
   std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Output), StringRef("")};
   std::string RefArg = Ref.str();
   // The ref is a value, never an option: --end-of-options stops git from
@@ -353,8 +363,8 @@ std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
   sys::ExecuteAndWait(*Git, {"git", "rev-parse", "--show-toplevel"}, std::nullopt, TopRedirects);
   auto Diff = MemoryBuffer::getFile(Output);
   auto Top = MemoryBuffer::getFile(TopOutput);
-  sys::fs::remove(Output);
-  sys::fs::remove(TopOutput);
+  torch_syncfree::removePrivateTemporaryFile(Output);
+  torch_syncfree::removePrivateTemporaryFile(TopOutput);
   if (Code != 0 || !Diff) {
     Error = "git diff " + Ref.str() + " failed (is it a git ref of this repository?)";
     return "";
@@ -706,11 +716,13 @@ std::optional<int> loadInputs(std::unique_ptr<tooling::CompilationDatabase> Fixe
 
 /// The file system one unit is parsed through: the safe one (SafeFileSystem.h)
 /// under --vfsoverlay; null, with Error set, when the overlay cannot be read.
-IntrusiveRefCntPtr<vfs::OverlayFileSystem> makeUnitFileSystem(std::string &Error) {
+IntrusiveRefCntPtr<vfs::OverlayFileSystem>
+makeUnitFileSystem(std::string &Error,
+                   std::shared_ptr<torch_syncfree::LookupMisses> Misses = nullptr) {
   // ClangTool sets the working directory of its file system to each compile
   // command's directory: each unit gets a physical file system of its own
   // (the real one shares the process's working directory across threads).
-  auto SafeFS = torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem());
+  auto SafeFS = torch_syncfree::makeSafeFileSystem(vfs::createPhysicalFileSystem(), std::move(Misses));
   auto UnitFS = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(SafeFS);
   if (!VfsOverlay.empty()) {
     auto Buffer = SafeFS->getBufferForFile(VfsOverlay);
@@ -824,7 +836,8 @@ void analyseUnits(Batch &B) {
           return;
         }
         std::string FileSystemError;
-        auto UnitFS = makeUnitFileSystem(FileSystemError);
+        auto Misses = std::make_shared<torch_syncfree::LookupMisses>();
+        auto UnitFS = makeUnitFileSystem(FileSystemError, Misses);
         if (!UnitFS) {
           Unit.CannotAnalyse = true;
           Unit.CompileError = FileSystemError;
@@ -858,7 +871,7 @@ void analyseUnits(Batch &B) {
         Run.EnableCheckProfile = EnableCheckProfile;
         bool ParsedPlainly = false;
         Run.ParsedPlainly = &ParsedPlainly;
-        std::vector<std::string> ReadFiles;
+        std::vector<std::string> ReadFiles, AbsentFiles;
         if (!CacheKey.empty())
           Run.ReadFiles = &ReadFiles;
         if (Pch && !Cached)
@@ -879,9 +892,11 @@ void analyseUnits(Batch &B) {
           Errors = std::move(Worker.Findings);
           ParsedPlainly = Worker.ParsedPlainly;
           ReadFiles = std::move(Worker.ReadFiles);
+          AbsentFiles = std::move(Worker.AbsentFiles);
         } else {
           Errors = torch_syncfree::runChecks(*Unit.Context, *Compilations, {ParseFiles[I]},
                                              UnitFS, Run);
+          AbsentFiles = Misses->paths();
         }
         bool CompileErrors = torch_syncfree::hasCompileError(Errors);
         if (ParsedPlainly) {
@@ -889,12 +904,17 @@ void analyseUnits(Batch &B) {
           Run.SharedPch.clear(); // the results read no PCH
         }
         if (!Cached && !CacheKey.empty() && !CompileErrors) {
-          if (!Run.SharedPch.empty())
+          if (!Run.SharedPch.empty()) {
             for (std::string &Input : torch_syncfree::pchInputs(Run.SharedPch))
               ReadFiles.push_back(std::move(Input));
-          llvm::sort(ReadFiles);
-          ReadFiles.erase(std::unique(ReadFiles.begin(), ReadFiles.end()), ReadFiles.end());
-          Results->store(CacheKey, Errors, ReadFiles);
+            for (std::string &Absent : torch_syncfree::pchAbsentInputs(Run.SharedPch))
+              AbsentFiles.push_back(std::move(Absent));
+          }
+          for (std::vector<std::string> *List : {&ReadFiles, &AbsentFiles}) {
+            llvm::sort(*List);
+            List->erase(std::unique(List->begin(), List->end()), List->end());
+          }
+          Results->store(CacheKey, Errors, ReadFiles, AbsentFiles);
         }
         for (FindingRecord &Error : Errors) {
           torch_syncfree::makePathsAbsolute(Error);
@@ -1301,7 +1321,8 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
   Batch B;
   if (std::optional<int> Exit = loadDatabase(std::move(Fixed), B))
     return *Exit;
-  auto UnitFS = makeUnitFileSystem(Error);
+  auto Misses = std::make_shared<torch_syncfree::LookupMisses>();
+  auto UnitFS = makeUnitFileSystem(Error, Misses);
   if (!UnitFS)
     return usageError(Error);
   ClangTidyContext Context(makeOptionsProvider());
@@ -1314,7 +1335,9 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
     Run.ReadFiles = &ReadFiles;
   std::vector<FindingRecord> Findings =
       torch_syncfree::runChecks(Context, *B.Compilations, {Request->File}, UnitFS, Run);
-  if (!torch_syncfree::writeWorkerResponse(WorkerResponsePath, Findings, ParsedPlainly, ReadFiles))
+  if (!torch_syncfree::writeWorkerResponse(WorkerResponsePath, Findings, ParsedPlainly, ReadFiles,
+                                           Request->WantReadFiles ? Misses->paths()
+                                                                  : std::vector<std::string>()))
     return usageError("cannot write the worker response '" + WorkerResponsePath + "'");
   return ExitClean;
 }

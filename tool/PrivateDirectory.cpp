@@ -5,6 +5,7 @@
 #include <cstdint>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -115,6 +116,27 @@ void removeStaleEntries(llvm::StringRef Base, llvm::StringRef Prefix) {
       removeEntryAt(::dirfd(D), E->d_name);
   }
   ::closedir(D);
+}
+
+std::error_code createPrivateTemporaryFile(llvm::StringRef Prefix, llvm::StringRef Suffix, int &FD,
+                                           llvm::SmallVectorImpl<char> &Path) {
+  llvm::SmallString<128> Model;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Model);
+  llvm::sys::path::append(Model, Prefix + "-%%%%%%%%%%%%." + Suffix);
+  if (std::error_code EC = llvm::sys::fs::createUniqueFile(
+          Model, FD, Path, llvm::sys::fs::OF_None,
+          llvm::sys::fs::owner_read | llvm::sys::fs::owner_write))
+    return EC;
+  // The umask cannot widen it, but a mode set by a previous owner of the name
+  // cannot exist either (O_EXCL); fchmod keeps it 0600 whatever the system.
+  (void)::fchmod(FD, S_IRUSR | S_IWUSR);
+  llvm::sys::RemoveFileOnSignal(llvm::StringRef(Path.data(), Path.size()));
+  return {};
+}
+
+void removePrivateTemporaryFile(llvm::StringRef Path) {
+  llvm::sys::fs::remove(Path);
+  llvm::sys::DontRemoveFileOnSignal(Path);
 }
 
 } // namespace torch_syncfree

@@ -9,8 +9,10 @@
 #ifndef TORCH_SYNCFREE_PRIVATEDIRECTORY_H
 #define TORCH_SYNCFREE_PRIVATEDIRECTORY_H
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <string>
+#include <system_error>
 
 namespace torch_syncfree {
 
@@ -27,6 +29,18 @@ void removeStaleEntries(llvm::StringRef Base, llvm::StringRef Prefix);
 /// gone: the pid that follows Marker in it ("preamble-<pid>-...",
 /// "<entry>.tmp-<pid>-...") names no process (kill(pid, 0) fails with ESRCH).
 bool madeByGoneProcess(llvm::StringRef Name, llvm::StringRef Marker);
+
+/// Creates a new file "<Prefix>-XXXXXX.<Suffix>" in $TMPDIR, mode 0600 and
+/// O_CREAT|O_EXCL (a name something already has, a planted link included, is
+/// never opened: another name is tried), open in FD. llvm's
+/// createTemporaryFile uses mode 0666 less the umask: 0644 in most shells, so
+/// other local users could read a worker's findings and fixes (issue 38).
+/// The file is removed if the process is stopped by a signal (SIGTERM, ^C)
+/// before removePrivateTemporaryFile.
+std::error_code createPrivateTemporaryFile(llvm::StringRef Prefix, llvm::StringRef Suffix,
+                                           int &FD, llvm::SmallVectorImpl<char> &Path);
+/// Removes a file made by createPrivateTemporaryFile.
+void removePrivateTemporaryFile(llvm::StringRef Path);
 
 /// Removes Path and everything below it without following symbolic links.
 void removeTreeNoFollow(llvm::StringRef Path);

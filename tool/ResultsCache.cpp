@@ -109,18 +109,28 @@ std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
   const json::Object *Root = Parsed->getAsObject();
   const json::Array *Inputs = Root ? Root->getArray("inputs") : nullptr;
   const json::Array *Findings = Root ? Root->getArray("findings") : nullptr;
-  if (!Inputs || !Findings)
+  const json::Array *Absent = Root ? Root->getArray("absent") : nullptr;
+  if (!Inputs || !Findings || !Absent)
     return Miss();
+  // A header search miss that now finds a file (a header added earlier on the
+  // search path shadows the one that was read): the unit includes other code.
+  for (const json::Value &V : *Absent) {
+    std::optional<std::string> File = bytesFromJson(&V);
+    if (!File)
+      return Miss();
+    if (!stillAbsent(*File))
+      return Miss();
+  }
   if (Inputs->empty()) // an analysis reads its main file at least
     return Reject();
   llvm::StringSet<> InputFiles;
   for (const json::Value &V : *Inputs) {
     const json::Object *Input = V.getAsObject();
-    auto File = Input ? Input->getString("file") : std::nullopt;
+    auto File = Input ? bytesFromJson(Input->get("file")) : std::nullopt;
     auto Hash = Input ? Input->getString("hash") : std::nullopt;
     if (!File || !Hash)
       return Miss();
-    std::optional<uint64_t> Now = contentHash(File->str());
+    std::optional<uint64_t> Now = contentHash(*File);
     if (!Now || hex64(*Now) != *Hash)
       return Miss();
     InputFiles.insert(*File);
@@ -155,13 +165,16 @@ std::optional<std::vector<FindingRecord>> ResultsCache::lookup(StringRef Key) {
 }
 
 void ResultsCache::store(StringRef Key, const std::vector<FindingRecord> &Errors,
-                         const std::vector<std::string> &ReadFiles) {
-  json::Array Inputs;
+                         const std::vector<std::string> &ReadFiles,
+                         const std::vector<std::string> &AbsentFiles) {
+  json::Array Inputs, Absent;
+  for (const std::string &File : AbsentFiles)
+    Absent.push_back(bytesToJson(File));
   for (const std::string &File : ReadFiles) {
     std::optional<uint64_t> Hash = contentHash(File);
     if (!Hash)
       return; // a file that cannot be read again: nothing to validate with
-    Inputs.push_back(json::Object{{"file", File}, {"hash", hex64(*Hash)}});
+    Inputs.push_back(json::Object{{"file", bytesToJson(File)}, {"hash", hex64(*Hash)}});
   }
   json::Array Findings = findingsToJson(Errors);
   {
@@ -177,7 +190,9 @@ void ResultsCache::store(StringRef Key, const std::vector<FindingRecord> &Errors
     llvm::sys::path::append(Path, Key + ".json");
     std::string Entry;
     llvm::raw_string_ostream(Entry)
-        << json::Value(json::Object{{"inputs", std::move(Inputs)}, {"findings", std::move(Findings)}});
+        << json::Value(json::Object{{"inputs", std::move(Inputs)},
+                                    {"absent", std::move(Absent)},
+                                    {"findings", std::move(Findings)}});
     if (writeCacheFile(std::string(Path), Auth.sign(Entry), &Why))
       return;
   }

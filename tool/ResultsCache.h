@@ -29,12 +29,15 @@ public:
                          llvm::StringRef Directory, llvm::StringRef OptionsText,
                          llvm::StringRef LineFilter);
 
-  /// The cached results of Key when every file it read still has the same content.
+  /// The cached results of Key when every file it read still has the same
+  /// content and every path its header search missed is still absent.
   std::optional<std::vector<FindingRecord>> lookup(llvm::StringRef Key);
 
-  /// Stores Errors with the files they were computed from (absolute paths).
+  /// Stores Errors with the files they were computed from and the lookups
+  /// that found nothing (absolute paths).
   void store(llvm::StringRef Key, const std::vector<FindingRecord> &Errors,
-             const std::vector<std::string> &ReadFiles);
+             const std::vector<std::string> &ReadFiles,
+             const std::vector<std::string> &AbsentFiles);
 
   unsigned hits() const { return Hits; }
   unsigned misses() const { return Misses; }

@@ -49,8 +49,15 @@ private:
 
 class SafeFileSystem : public vfs::ProxyFileSystem {
 public:
-  explicit SafeFileSystem(IntrusiveRefCntPtr<vfs::FileSystem> Base)
-      : ProxyFileSystem(std::move(Base)) {}
+  SafeFileSystem(IntrusiveRefCntPtr<vfs::FileSystem> Base, std::shared_ptr<LookupMisses> Misses)
+      : ProxyFileSystem(std::move(Base)), Misses(std::move(Misses)) {}
+
+  ErrorOr<vfs::Status> status(const Twine &Name) override {
+    ErrorOr<vfs::Status> Status = ProxyFileSystem::status(Name);
+    if (!Status)
+      recordMiss(Name, Status.getError());
+    return Status;
+  }
 
   ErrorOr<std::unique_ptr<vfs::File>> openFileForRead(const Twine &Name) override {
     ErrorOr<vfs::Status> Status = getUnderlyingFS().status(Name);
@@ -61,16 +68,46 @@ public:
     if (Status && Status->getSize() > MaxReadBytes)
       return std::make_error_code(std::errc::file_too_large);
     auto File = ProxyFileSystem::openFileForRead(Name);
-    if (!File)
+    if (!File) {
+      recordMiss(Name, File.getError());
       return File;
+    }
     SmallString<256> Absolute;
     Name.toVector(Absolute);
     getUnderlyingFS().makeAbsolute(Absolute);
     return std::unique_ptr<vfs::File>(
         std::make_unique<RecordingFile>(std::move(*File), normalised(Absolute)));
   }
+
+private:
+  void recordMiss(const Twine &Name, std::error_code Error) {
+    if (!Misses || (Error != std::errc::no_such_file_or_directory && Error != std::errc::not_a_directory))
+      return;
+    SmallString<256> Absolute;
+    Name.toVector(Absolute);
+    getUnderlyingFS().makeAbsolute(Absolute);
+    Misses->record(normalised(Absolute));
+  }
+
+  std::shared_ptr<LookupMisses> Misses;
 };
 } // namespace
+
+void LookupMisses::record(StringRef Path) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  Paths.insert(Path.str());
+}
+
+std::vector<std::string> LookupMisses::paths() const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return std::vector<std::string>(Paths.begin(), Paths.end());
+}
+
+bool stillAbsent(StringRef Path) {
+  sys::fs::file_status Status;
+  std::error_code EC = sys::fs::status(Path, Status, /*Follow=*/false);
+  return EC == std::errc::no_such_file_or_directory || EC == std::errc::not_a_directory;
+}
 
 uint64_t ReadContents::hash(StringRef Bytes) { return xxh3_64bits(Bytes); }
 
@@ -101,8 +138,8 @@ std::optional<uint64_t> ReadContents::lookup(StringRef Path) {
 }
 
 IntrusiveRefCntPtr<vfs::FileSystem>
-makeSafeFileSystem(IntrusiveRefCntPtr<vfs::FileSystem> Base) {
-  return makeIntrusiveRefCnt<SafeFileSystem>(std::move(Base));
+makeSafeFileSystem(IntrusiveRefCntPtr<vfs::FileSystem> Base, std::shared_ptr<LookupMisses> Misses) {
+  return makeIntrusiveRefCnt<SafeFileSystem>(std::move(Base), std::move(Misses));
 }
 
 } // namespace torch_syncfree

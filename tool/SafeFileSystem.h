@@ -8,6 +8,9 @@
 
 #include "llvm/Support/VirtualFileSystem.h"
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,13 +35,32 @@ public:
   static std::vector<std::pair<std::string, std::optional<uint64_t>>> all();
 };
 
+/// The paths an analysis looked for and did not find (absolute, no dots): the
+/// header search's misses. A header added earlier on the search path changes
+/// what a unit includes without changing any file it read, so a cached result
+/// (or a shared PCH) is valid only while each of these is still absent (issue 38).
+class LookupMisses {
+public:
+  void record(llvm::StringRef Path);
+  /// In path order.
+  std::vector<std::string> paths() const;
+
+private:
+  mutable std::mutex Mutex;
+  std::set<std::string> Paths;
+};
+
+/// Whether nothing (not even a dangling link) is at Path now.
+bool stillAbsent(llvm::StringRef Path);
+
 /// The largest file an analysis reads (PCHs of LibTorch are a few hundred MB).
 constexpr uint64_t MaxReadBytes = uint64_t(4) << 30;
 
 /// Wraps Base: non-regular files and files over MaxReadBytes cannot be opened;
-/// reads are recorded.
+/// reads are recorded, and lookups that find nothing go to Misses when given.
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
-makeSafeFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base);
+makeSafeFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base,
+                   std::shared_ptr<LookupMisses> Misses = nullptr);
 
 } // namespace torch_syncfree
 

@@ -341,11 +341,13 @@ public:
   std::string First;
 };
 
-constexpr llvm::StringLiteral ManifestHeader = "torch-syncfree shared PCH v2";
+constexpr llvm::StringLiteral ManifestHeader = "torch-syncfree shared PCH v3";
+/// A manifest line naming a path the build's header search did not find.
+constexpr llvm::StringLiteral AbsentPrefix = "absent ";
 
-/// The dependency lines ("size mtime path") of a manifest: after the header
-/// and the PCH's digest line.
-SmallVector<StringRef, 0> dependencyLines(StringRef Manifest) {
+/// The lines after the header and the PCH's digest line: dependencies
+/// ("size mtime path") and misses ("absent path").
+SmallVector<StringRef, 0> manifestBody(StringRef Manifest) {
   SmallVector<StringRef, 0> Lines;
   Manifest.split(Lines, '\n', -1, /*KeepEmpty=*/false);
   if (Lines.size() < 2 || Lines[0] != ManifestHeader || !Lines[1].starts_with("pch "))
@@ -354,7 +356,25 @@ SmallVector<StringRef, 0> dependencyLines(StringRef Manifest) {
   return Lines;
 }
 
-/// Every file still has the size and modification time it had.
+/// The dependency lines ("size mtime path") of a manifest.
+SmallVector<StringRef, 0> dependencyLines(StringRef Manifest) {
+  SmallVector<StringRef, 0> Lines = manifestBody(Manifest);
+  llvm::erase_if(Lines, [](StringRef Line) { return Line.starts_with(AbsentPrefix); });
+  return Lines;
+}
+
+/// The paths the build looked for and did not find.
+std::vector<std::string> absentPaths(StringRef Manifest) {
+  std::vector<std::string> Paths;
+  for (StringRef Line : manifestBody(Manifest))
+    if (Line.consume_front(AbsentPrefix))
+      Paths.push_back(Line.str());
+  return Paths;
+}
+
+/// Every file still has the size and modification time it had, and nothing
+/// has appeared where the header search found nothing (a header added earlier
+/// on the search path would shadow one in the PCH).
 bool depsStillMatch(StringRef Manifest) {
   SmallVector<StringRef, 0> Lines = dependencyLines(Manifest);
   if (Lines.empty())
@@ -367,26 +387,38 @@ bool depsStillMatch(StringRef Manifest) {
         std::to_string(Status.getLastModificationTime().time_since_epoch().count()) != Time)
       return false;
   }
-  return true;
+  return llvm::all_of(absentPaths(Manifest), [](const std::string &P) { return stillAbsent(P); });
 }
 
+/// The verified manifest text of PchPath's cache entry (read after plan()
+/// verified it), without its MAC line.
+std::optional<std::string> manifestOf(StringRef PchPath) {
+  StringRef Base = PchPath;
+  Base.consume_back(".pch");
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = readCacheFile((Base + ".deps").str(), 64 << 20);
+  if (!Buffer)
+    return std::nullopt;
+  StringRef Text = Buffer->getBuffer();
+  if (size_t Mac = Text.rfind("\nmac "); Mac != StringRef::npos)
+    Text = Text.take_front(Mac);
+  return Text.str();
+}
 
 } // namespace
 
 std::vector<std::string> pchInputs(StringRef PchPath) {
   std::vector<std::string> Files;
-  StringRef Base = PchPath;
-  Base.consume_back(".pch");
-  std::unique_ptr<llvm::MemoryBuffer> Buffer = readCacheFile((Base + ".deps").str(), 64 << 20);
-  if (!Buffer)
+  std::optional<std::string> Manifest = manifestOf(PchPath);
+  if (!Manifest)
     return Files;
-  // Read after plan() verified it; only the dependency lines are inputs.
-  StringRef Text = Buffer->getBuffer();
-  if (size_t Mac = Text.rfind("\nmac "); Mac != StringRef::npos)
-    Text = Text.take_front(Mac);
-  for (StringRef Line : dependencyLines(Text))
+  for (StringRef Line : dependencyLines(*Manifest))
     Files.push_back(Line.split(' ').second.split(' ').second.str());
   return Files;
+}
+
+std::vector<std::string> pchAbsentInputs(StringRef PchPath) {
+  std::optional<std::string> Manifest = manifestOf(PchPath);
+  return Manifest ? absentPaths(*Manifest) : std::vector<std::string>();
 }
 
 SharedPchCache::SharedPchCache(std::string Directory, const CompilationDatabase &Database,
@@ -596,8 +628,9 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
   // </dev/stdin> or a FIFO is an error, not a read that blocks), and a
   // physical file system of its own (ClangTool sets its working directory;
   // the real one would share the process's across threads).
+  auto Misses = std::make_shared<LookupMisses>();
   ClangTool Tool(One, {Header}, std::make_shared<PCHContainerOperations>(),
-                 makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem()));
+                 makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem(), Misses));
   Tool.clearArgumentsAdjusters(); // the command is already the effective one
   OutputErrorRecorder Quiet;
   Tool.setDiagnosticConsumer(&Quiet);
@@ -632,6 +665,12 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
     return Fail();
   }
   std::string Manifest = (ManifestHeader + "\npch " + Digest + "\n").str();
+  // The manifest is line-based: a path with a line break cannot be recorded.
+  auto HasLineBreak = [](const std::string &P) { return P.find_first_of("\r\n") != std::string::npos; };
+  if (llvm::any_of(Collector->getDependencies(), HasLineBreak) || llvm::any_of(Misses->paths(), HasLineBreak)) {
+    fs::remove(Temp);
+    return Fail();
+  }
   for (const std::string &Dependency : Collector->getDependencies()) {
     SmallString<256> Absolute(Dependency);
     path::make_absolute(Command.Directory, Absolute);
@@ -644,6 +683,8 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
                 std::to_string(Status.getLastModificationTime().time_since_epoch().count()) +
                 " " + std::string(Absolute) + "\n";
   }
+  for (const std::string &Absent : Misses->paths())
+    Manifest += (AbsentPrefix + Absent + "\n").str();
   // The manifest first: a reader that sees the new PCH sees its manifest.
   if (!writeCacheFile(Deps, Auth.sign(Manifest), &WriteError)) {
     fs::remove(Temp);

@@ -145,6 +145,8 @@ private:
 
 /// The files a shared PCH was built from (its manifest), absolute paths.
 std::vector<std::string> pchInputs(llvm::StringRef PchPath);
+/// The paths its build's header search looked for and did not find.
+std::vector<std::string> pchAbsentInputs(llvm::StringRef PchPath);
 
 /// The default cache directory: <build dir>/.torch-syncfree-cache with -p,
 /// else $XDG_CACHE_HOME/torch-syncfree (~/.cache/torch-syncfree).

@@ -1,6 +1,7 @@
 #include "UnitWorker.h"
 #include "FindingJson.h"
 #include "JsonLimits.h"
+#include "PrivateDirectory.h"
 #include "SafeFileSystem.h"
 #include "TextEncoding.h"
 
@@ -30,20 +31,20 @@ namespace torch_syncfree {
 
 namespace {
 
-/// A temporary file of this process that is removed when it goes out of scope.
+/// A private temporary file of this process (0600, PrivateDirectory.h),
+/// removed when it goes out of scope or the run is stopped by a signal.
 struct ScopedTemporary {
   llvm::SmallString<128> Path;
   explicit operator bool() const { return !Path.empty(); }
   ~ScopedTemporary() {
     if (!Path.empty())
-      fs::remove(Path);
+      removePrivateTemporaryFile(Path);
   }
 };
 
 bool makeTemporary(StringRef Prefix, ScopedTemporary &T) {
-  // createTemporaryFile opens with O_EXCL and mode 0600 in $TMPDIR.
   int FD;
-  if (fs::createTemporaryFile(Prefix, "json", FD, T.Path))
+  if (createPrivateTemporaryFile(Prefix, "json", FD, T.Path))
     return T.Path.clear(), false;
   ::close(FD);
   return true;
@@ -122,14 +123,14 @@ std::string firstErrorLine(StringRef Path) {
 bool workerFilesAvailable(std::string &Why) {
   int FD;
   llvm::SmallString<128> Path;
-  if (std::error_code EC = fs::createTemporaryFile("torch-syncfree-probe", "json", FD, Path)) {
+  if (std::error_code EC = createPrivateTemporaryFile("torch-syncfree-probe", "json", FD, Path)) {
     llvm::SmallString<128> Dir;
     llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Dir);
     Why = "cannot create a temporary file in '" + Dir.str().str() + "': " + EC.message();
     return false;
   }
   ::close(FD);
-  fs::remove(Path);
+  removePrivateTemporaryFile(Path);
   return true;
 }
 
@@ -150,9 +151,11 @@ WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArgu
       Result.Failure = "cannot write its analysis request: " + EC.message();
       return Result;
     }
-    Out << json::Value(json::Object{{"file", Request.File},
-                                    {"sharedPch", Request.SharedPch},
-                                    {"lineFilter", Request.LineFilter},
+    // Paths as bytes (bytesToJson): a unit named "bad\xff.cpp" must not reach
+    // the worker as "bad\uFFFD.cpp", another file the repository may ship.
+    Out << json::Value(json::Object{{"file", bytesToJson(Request.File)},
+                                    {"sharedPch", bytesToJson(Request.SharedPch)},
+                                    {"lineFilter", bytesToJson(Request.LineFilter)},
                                     {"wantReadFiles", Request.WantReadFiles},
                                     {"parent", static_cast<int64_t>(::getpid())}});
   }
@@ -206,16 +209,20 @@ WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArgu
     const json::Array *Array = Root ? Root->getArray("findings") : nullptr;
     const json::Array *Read = Root ? Root->getArray("readFiles") : nullptr;
     const json::Array *Contents = Root ? Root->getArray("contents") : nullptr;
-    if (Array && Read && Contents)
+    const json::Array *Absent = Root ? Root->getArray("absent") : nullptr;
+    if (Array && Read && Contents && Absent)
       Findings = findingsFromJson(*Array);
     if (Findings) {
       Result.ParsedPlainly = Root->getBoolean("parsedPlainly").value_or(false);
       for (const json::Value &V : *Read)
-        if (auto File = V.getAsString())
-          Result.ReadFiles.push_back(File->str());
+        if (auto File = bytesFromJson(&V))
+          Result.ReadFiles.push_back(std::move(*File));
+      for (const json::Value &V : *Absent)
+        if (auto File = bytesFromJson(&V))
+          Result.AbsentFiles.push_back(std::move(*File));
       for (const json::Value &V : *Contents) {
         const json::Object *C = V.getAsObject();
-        auto File = C ? C->getString("file") : std::nullopt;
+        auto File = C ? bytesFromJson(C->get("file")) : std::nullopt;
         auto Hash = C ? C->getString("hash") : std::nullopt;
         uint64_t Value = 0;
         if (!File)
@@ -246,9 +253,9 @@ std::optional<WorkerRequest> readWorkerRequest(StringRef Path, std::string &Erro
     return std::nullopt;
   }
   const json::Object *Root = Parsed->getAsObject();
-  auto File = Root ? Root->getString("file") : std::nullopt;
-  auto Pch = Root ? Root->getString("sharedPch") : std::nullopt;
-  auto Filter = Root ? Root->getString("lineFilter") : std::nullopt;
+  auto File = Root ? bytesFromJson(Root->get("file")) : std::nullopt;
+  auto Pch = Root ? bytesFromJson(Root->get("sharedPch")) : std::nullopt;
+  auto Filter = Root ? bytesFromJson(Root->get("lineFilter")) : std::nullopt;
   auto Want = Root ? Root->getBoolean("wantReadFiles") : std::nullopt;
   auto Parent = Root ? Root->getInteger("parent") : std::nullopt;
   if (!File || !Pch || !Filter || !Want || !Parent) {
@@ -261,16 +268,19 @@ std::optional<WorkerRequest> readWorkerRequest(StringRef Path, std::string &Erro
     Error = "the run that started this worker has ended";
     return std::nullopt;
   }
-  return WorkerRequest{File->str(), Pch->str(), Filter->str(), *Want};
+  return WorkerRequest{*File, *Pch, *Filter, *Want};
 }
 
 bool writeWorkerResponse(StringRef Path, const std::vector<FindingRecord> &Findings,
-                         bool ParsedPlainly, const std::vector<std::string> &ReadFiles) {
-  json::Array Read, Contents;
+                         bool ParsedPlainly, const std::vector<std::string> &ReadFiles,
+                         const std::vector<std::string> &AbsentFiles) {
+  json::Array Read, Contents, Absent;
   for (const std::string &File : ReadFiles)
-    Read.push_back(File);
+    Read.push_back(bytesToJson(File));
+  for (const std::string &File : AbsentFiles)
+    Absent.push_back(bytesToJson(File));
   for (const auto &[File, Hash] : ReadContents::all())
-    Contents.push_back(json::Object{{"file", File},
+    Contents.push_back(json::Object{{"file", bytesToJson(File)},
                                     {"hash", Hash ? json::Value(hex64(*Hash)) : json::Value(nullptr)}});
   std::error_code EC;
   llvm::raw_fd_ostream Out(Path, EC, fs::CD_OpenExisting);
@@ -279,6 +289,7 @@ bool writeWorkerResponse(StringRef Path, const std::vector<FindingRecord> &Findi
   Out << json::Value(json::Object{{"findings", findingsToJson(Findings)},
                                   {"parsedPlainly", ParsedPlainly},
                                   {"readFiles", std::move(Read)},
+                                  {"absent", std::move(Absent)},
                                   {"contents", std::move(Contents)}});
   Out.close();
   return !Out.has_error();

@@ -33,6 +33,7 @@ struct WorkerResult {
   std::vector<FindingRecord> Findings;
   bool ParsedPlainly = false;
   std::vector<std::string> ReadFiles;
+  std::vector<std::string> AbsentFiles; ///< lookups that found nothing (LookupMisses)
   /// Not empty: the unit's error ("clang crashed while analysing it (signal 11)",
   /// a timeout); Findings is then empty.
   std::string Failure;
@@ -52,7 +53,8 @@ std::optional<WorkerRequest> readWorkerRequest(llvm::StringRef Path, std::string
 /// Writes the response (with the read contents' hashes of this process),
 /// atomically; false when it cannot be written.
 bool writeWorkerResponse(llvm::StringRef Path, const std::vector<FindingRecord> &Findings,
-                         bool ParsedPlainly, const std::vector<std::string> &ReadFiles);
+                         bool ParsedPlainly, const std::vector<std::string> &ReadFiles,
+                         const std::vector<std::string> &AbsentFiles);
 /// Worker set-up: no core files, and the worker dies with the run that started it.
 void becomeWorker();
 

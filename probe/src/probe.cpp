@@ -146,10 +146,20 @@ std::string escaped(const std::string &Text) {
 
 void write(Recorder &R) {
   std::lock_guard<std::mutex> Lock(R.Mutex);
-  std::string Temp = R.Path + ".tmp";
-  std::FILE *F = std::fopen(Temp.c_str(), "w");
-  if (!F)
+  // A new file of our own (mkstemp: O_CREAT|O_EXCL, mode 0600): a fixed name
+  // such as "<profile>.tmp" opened with fopen("w") follows a link another local
+  // user planted there and overwrites its target (issue 38). rename() then
+  // replaces the profile's name itself, never what a link there points to.
+  std::string Temp = R.Path + ".tmp-XXXXXX";
+  int FD = ::mkstemp(&Temp[0]);
+  if (FD < 0)
     return;
+  std::FILE *F = ::fdopen(FD, "w");
+  if (!F) {
+    ::close(FD);
+    ::unlink(Temp.c_str());
+    return;
+  }
   char Self[4096] = {0};
   ssize_t Length = ::readlink("/proc/self/exe", Self, sizeof Self - 1);
   std::fprintf(F, "{\"format\": \"torch-syncfree-profile\", \"version\": 1, \"program\": \"%s\",\n",
@@ -177,8 +187,8 @@ void write(Recorder &R) {
   std::fprintf(F, "\n ]}\n");
   bool Ok = std::fflush(F) == 0;
   Ok &= std::fclose(F) == 0;
-  if (Ok)
-    std::rename(Temp.c_str(), R.Path.c_str());
+  if (!Ok || std::rename(Temp.c_str(), R.Path.c_str()) != 0)
+    ::unlink(Temp.c_str());
 }
 
 #ifdef TORCH_SYNCFREE_PROBE_WARNINGS
