@@ -188,32 +188,36 @@ public:
   bool needSystemDependencies() override { return true; }
 };
 
-/// #embed puts a file's bytes into the program, and C++26 lets a static_assert
-/// message print them: a repository could make a CI log show any file the
-/// user can read. An embedded file is accepted only when it is a regular file
-/// of at most 64 MiB under the compile command's directory, the main file's
-/// directory or an include path (-I, -isystem, --embed-dir, ...), symbolic
-/// links resolved. Any other directive is a fatal error: clang reports nothing
-/// after it, so the bytes reach no output. Clang has read them by the time this
-/// callback runs (it cannot be made to skip the read; replacing the buffer then
-/// would leave clang a dangling one), and the safe file system bounds every read
+/// #embed puts a file's bytes into the program, and clang's messages can print
+/// them (a static_assert's message, an undefined template's argument list): a
+/// repository could make a CI log show any file the user can read. An embedded
+/// file is accepted only when it is a regular file of at most 64 MiB under one
+/// of the roots the user's run names (RunOptions::EmbedRoots: the checkout
+/// around the working directory, -p and the files on the command line; never
+/// the repository's own -I, --embed-dir or directory), outside version-control
+/// metadata (.git/config holds a CI checkout's token), symbolic links resolved.
+/// Any other directive is a fatal error: clang reports nothing after it, so the
+/// bytes reach no output. A unit that embeds anything has clang's messages
+/// withheld (runChecksOnce). Clang has read the bytes by the time this callback
+/// runs (it cannot be made to skip the read; replacing the buffer then would
+/// leave clang a dangling one), and the safe file system bounds every read
 /// (SafeFileSystem.h). __has_embed only asks whether a file exists and is empty.
 class EmbedPolicy : public PPCallbacks {
 public:
   static constexpr uint64_t MaxBytes = 64ull << 20;
 
-  EmbedPolicy(CompilerInstance &Compiler, StringRef MainFile) : Compiler(Compiler) {
+  EmbedPolicy(CompilerInstance &Compiler, StringRef MainFile,
+              const std::vector<std::string> &UserRoots, std::atomic<bool> &Embedded)
+      : Compiler(Compiler), Embedded(Embedded) {
     llvm::vfs::FileSystem &FS = Compiler.getFileManager().getVirtualFileSystem();
-    std::vector<std::string> Dirs;
-    if (auto Cwd = FS.getCurrentWorkingDirectory())
-      Dirs.push_back(*Cwd);
-    SmallString<256> Main(MainFile);
-    FS.makeAbsolute(Main);
-    Dirs.push_back(llvm::sys::path::parent_path(Main).str());
-    for (const HeaderSearchOptions::Entry &E : Compiler.getHeaderSearchOpts().UserEntries)
-      Dirs.push_back(E.Path);
-    for (const std::string &Dir : Compiler.getPreprocessorOpts().EmbedEntries)
-      Dirs.push_back(Dir);
+    std::vector<std::string> Dirs = UserRoots;
+    if (Dirs.empty()) {
+      // No run named any (a caller that does not know): the work tree around
+      // the main file, or its directory.
+      SmallString<256> Main(MainFile);
+      FS.makeAbsolute(Main);
+      Dirs.push_back(workTreeRoot(llvm::sys::path::parent_path(Main)));
+    }
     for (const std::string &Dir : Dirs) {
       SmallString<256> Real;
       if (!Dir.empty() && !FS.getRealPath(Dir, Real))
@@ -225,9 +229,11 @@ public:
                       OptionalFileEntryRef File, const LexEmbedParametersResult &) override {
     if (!File)
       return;
+    Embedded = true;
     SmallString<256> Real;
     llvm::vfs::FileSystem &FS = Compiler.getFileManager().getVirtualFileSystem();
     bool Allowed = !FS.getRealPath(File->getName(), Real) && File->getSize() <= MaxBytes &&
+                   !inVersionControlMetadata(Real) &&
                    llvm::any_of(Roots, [&](const std::string &Root) {
                      return Real.str().starts_with(Root) &&
                             (Real.size() == Root.size() ||
@@ -239,12 +245,20 @@ public:
     // its own DiagnosticIDs, which do not know the compiler's.
     Compiler.getDiagnostics().Report(HashLoc, diag::err_cannot_open_file)
         << FileName
-        << "torch-syncfree embeds only regular files of at most 64 MiB under the compile "
-           "command's directory, the main file's directory and the include paths"        << FileName;
+        << "torch-syncfree embeds only regular files of at most 64 MiB under the checkout, "
+           "the build directory or the files named on its command line, outside .git";
   }
 
 private:
+  static bool inVersionControlMetadata(StringRef Path) {
+    for (auto It = llvm::sys::path::begin(Path), End = llvm::sys::path::end(Path); It != End; ++It)
+      if (*It == ".git" || *It == ".hg" || *It == ".svn")
+        return true;
+    return false;
+  }
+
   CompilerInstance &Compiler;
+  std::atomic<bool> &Embedded;
   std::vector<std::string> Roots;
 };
 
@@ -263,7 +277,8 @@ public:
       : Context(Context), ConsumerFactory(Context, std::move(FileSystem)), Options(Options) {}
 
   std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<Action>(ConsumerFactory, Context, Options.SkipSystemInstantiations,
+    return std::make_unique<Action>(ConsumerFactory, Context, Options.EmbedRoots, Embedded,
+                                    Options.SkipSystemInstantiations,
                                     Options.Cancelled);
   }
 
@@ -363,12 +378,14 @@ private:
   class Action : public ASTFrontendAction {
   public:
     Action(ClangTidyASTConsumerFactory &Factory, ClangTidyContext &Context,
+           const std::vector<std::string> &EmbedRoots, std::atomic<bool> &Embedded,
            bool SkipSystemInstantiations, const std::atomic<bool> *Cancelled)
-        : Factory(Factory), Context(Context), SkipSystemInstantiations(SkipSystemInstantiations),
-          Cancelled(Cancelled) {}
+        : Factory(Factory), Context(Context), EmbedRoots(EmbedRoots), Embedded(Embedded),
+          SkipSystemInstantiations(SkipSystemInstantiations), Cancelled(Cancelled) {}
     std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &Compiler,
                                                    StringRef File) override {
-      Compiler.getPreprocessor().addPPCallbacks(std::make_unique<EmbedPolicy>(Compiler, File));
+      Compiler.getPreprocessor().addPPCallbacks(
+          std::make_unique<EmbedPolicy>(Compiler, File, EmbedRoots, Embedded));
       std::vector<std::unique_ptr<ASTConsumer>> Consumers;
       // Findings wanted in system headers (SystemHeaders): traverse everything.
       if (!Context.getOptionsForFile(File).SystemHeaders.value_or(false))
@@ -380,14 +397,33 @@ private:
   private:
     ClangTidyASTConsumerFactory &Factory;
     ClangTidyContext &Context;
+    const std::vector<std::string> &EmbedRoots;
+    std::atomic<bool> &Embedded;
     bool SkipSystemInstantiations;
     const std::atomic<bool> *Cancelled;
   };
 
+public:
+  /// Whether any unit this factory parsed met an #embed directive.
+  bool embedded() const { return Embedded; }
+
+private:
   ClangTidyContext &Context;
   ClangTidyASTConsumerFactory ConsumerFactory;
   const RunOptions &Options;
+  std::atomic<bool> Embedded{false};
 };
+
+std::string workTreeRoot(StringRef Dir) {
+  SmallString<256> Here(Dir);
+  for (StringRef At = Here; !At.empty(); At = llvm::sys::path::parent_path(At)) {
+    SmallString<256> Git(At);
+    llvm::sys::path::append(Git, ".git");
+    if (llvm::sys::fs::exists(Git))
+      return At.str();
+  }
+  return Dir.str();
+}
 
 bool isCompileError(const ClangTidyError &E) {
   return E.DiagLevel == ClangTidyError::Error &&
@@ -548,7 +584,16 @@ runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations
   Tool.setPrintErrorMessage(Options.SharedPch.empty() && !Options.Preamble &&
                             !Options.SkipSystemInstantiations);
   Tool.run(&Factory);
-  return Recorder.take();
+  std::vector<FindingRecord> Errors = Recorder.take();
+  // A unit that embeds a file: clang's messages can print its bytes (an
+  // undefined template's argument list, a constexpr note), so none is quoted.
+  if (Factory.embedded())
+    for (FindingRecord &E : Errors)
+      if (isCompileError(E)) {
+        E.Message.Message = "clang's message is not shown: the unit embeds a file (#embed)";
+        E.Notes.clear();
+      }
+  return Errors;
 }
 
 } // namespace torch_syncfree

@@ -65,10 +65,18 @@ struct RunOptions {
   /// The parse stops after the top-level declaration it is in and nothing is
   /// matched; the results are then meaningless (runChecks returns none).
   const std::atomic<bool> *Cancelled = nullptr;
+  /// The directories #embed may read under (absolute; EmbedPolicy): those the
+  /// user's run names, never the repository's flags. Empty: the work tree
+  /// around the main file (workTreeRoot).
+  std::vector<std::string> EmbedRoots;
   /// With Preamble: only (re)build the preamble, analyse nothing (the editor
   /// builds a new one in the background while it answers from the old one).
   bool PreambleOnly = false;
 };
+
+/// The nearest directory at or above Dir holding a .git entry (a work tree's
+/// root), or Dir itself when there is none.
+std::string workTreeRoot(llvm::StringRef Dir);
 
 /// A clang error, not a check's finding.
 bool isCompileError(const clang::tidy::ClangTidyError &E);

@@ -738,6 +738,30 @@ makeUnitFileSystem(std::string &Error,
   return UnitFS;
 }
 
+/// Where #embed may read (RunOptions::EmbedRoots): the work trees around what
+/// the user's run names (the working directory, -p, the sources on the command
+/// line), never a directory the repository's flags name.
+std::vector<std::string> userEmbedRoots() {
+  std::vector<std::string> Roots;
+  auto Add = [&](StringRef Dir) {
+    SmallString<256> Absolute(Dir);
+    if (Absolute.empty() || sys::fs::make_absolute(Absolute))
+      return;
+    sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+    std::string Root = torch_syncfree::workTreeRoot(Absolute);
+    if (!llvm::is_contained(Roots, Root))
+      Roots.push_back(Root);
+  };
+  SmallString<256> Cwd;
+  if (!sys::fs::current_path(Cwd))
+    Add(Cwd);
+  if (!BuildPath.empty())
+    Add(BuildPath);
+  for (const std::string &Source : Sources)
+    Add(sys::path::parent_path(Source).empty() ? StringRef(".") : sys::path::parent_path(Source));
+  return Roots;
+}
+
 /// Analyses every translation unit, in parallel (clang's thread pool); each
 /// unit's result lands in its slot, so the output order is the input order.
 void analyseUnits(Batch &B) {
@@ -822,6 +846,7 @@ void analyseUnits(Batch &B) {
            << Why << "\n";
     UseWorkers = false;
   }
+  const std::vector<std::string> EmbedRoots = userEmbedRoots();
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
     auto AnalyseUnit = [&](size_t I) {
@@ -869,6 +894,7 @@ void analyseUnits(Batch &B) {
         }
         torch_syncfree::RunOptions Run;
         Run.EnableCheckProfile = EnableCheckProfile;
+        Run.EmbedRoots = EmbedRoots;
         bool ParsedPlainly = false;
         Run.ParsedPlainly = &ParsedPlainly;
         std::vector<std::string> ReadFiles, AbsentFiles;
@@ -1328,6 +1354,7 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
   ClangTidyContext Context(makeOptionsProvider());
   torch_syncfree::RunOptions Run;
   Run.SharedPch = Request->SharedPch;
+  Run.EmbedRoots = userEmbedRoots(); // the same run's arguments: the same roots
   bool ParsedPlainly = false;
   Run.ParsedPlainly = &ParsedPlainly;
   std::vector<std::string> ReadFiles;
