@@ -52,7 +52,7 @@ struct Document {
 class Server {
 public:
   explicit Server(LspOptions Options)
-      : Opts(std::move(Options)), Databases(Opts.CompileCommandsDir), Preambles(preambleDirectory()),
+      : Opts(std::move(Options)), Databases(Opts.CompileCommandsDir), Preambles(preambleDirectory(), Opts.PchBuilder),
         Work(
             [this](const DocumentVersion &V, const std::shared_ptr<DocumentState> &State,
                    const std::atomic<bool> &Cancelled, std::function<void()> Reanalyse) {

@@ -4,6 +4,7 @@
 #define TORCH_SYNCFREE_LSPSERVER_H
 
 #include "ProfileJoin.h"
+#include "SharedPch.h"
 #include "clang-tidy/ClangTidyOptions.h"
 #include "llvm/ADT/StringRef.h"
 #include <functional>
@@ -19,6 +20,9 @@ struct LspOptions {
   std::string CompileCommandsDir;
   /// --profile: findings carry their measured cost (ProfileJoin.h).
   std::shared_ptr<const SyncProfile> Profile;
+  /// Where shared PCHs are compiled (a worker process under --tu-timeout);
+  /// unset: in the server (SharedPch.h).
+  std::optional<PchBuilderProcess> PchBuilder;
   /// Delay between the last didChange and its analysis.
   unsigned DebounceMs = 400;
 };

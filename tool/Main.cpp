@@ -224,6 +224,8 @@ cl::opt<unsigned> TuTimeout(
 // A batch run's worker process (UnitWorker.h): not for users.
 cl::opt<std::string> WorkerRequestPath("internal-worker-request", cl::ReallyHidden,
                                        cl::cat(Category));
+cl::opt<std::string> PchRequestPath("internal-pch-request", cl::ReallyHidden,
+                                    cl::desc("A shared PCH build's worker process: not for users"));
 cl::opt<std::string> WorkerResponsePath("internal-worker-response", cl::ReallyHidden,
                                         cl::cat(Category));
 cl::list<std::string> LoadPlugins("load", cl::desc("Not supported: the checks are built in "
@@ -846,6 +848,15 @@ void analyseUnits(Batch &B) {
            << Why << "\n";
     UseWorkers = false;
   }
+  // Shared PCHs are compiled in worker processes too, under the same limit: a
+  // header that crashes or hangs clang fails its group's PCH, not the run.
+  if (Pch && TuTimeout > 0 && !Self.empty() && (UseWorkers || EnableCheckProfile)) {
+    unsigned Limit = TuTimeout;
+    Pch->isolateBuilds({[Self, Limit](const tooling::CompileCommand &Command,
+                                      const std::string &Header, const std::string &Output) {
+      return torch_syncfree::runPchInWorker(Self, Command, Header, Output, Limit);
+    }});
+  }
   const std::vector<std::string> EmbedRoots = userEmbedRoots();
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
@@ -1288,6 +1299,9 @@ void printSummary(Batch &B) {
           errs() << (First ? " " : "; ") << Count << " " << Why, First = false;
         errs() << "\n";
       }
+      if (!P.FirstFailure.empty())
+        errs() << "  shared PCH: a build failed in its worker process: " << P.FirstFailure
+               << "\n";
       if (P.Untrusted)
         errs() << "  shared PCH: " << (P.Untrusted == 1 ? std::string("1 cached entry") : std::to_string(P.Untrusted) + " cached entries")
                << " ignored: not written by this user's torch-syncfree, or damaged\n";
@@ -1402,6 +1416,8 @@ int main(int argc, const char **argv) {
 
   if (!WorkerRequestPath.empty())
     return runWorker(std::move(Fixed));
+  if (!PchRequestPath.empty())
+    return torch_syncfree::runPchWorker(PchRequestPath, WorkerResponsePath);
   Batch B;
   if (std::optional<int> Exit = checkOptions(B.SarifRoot))
     return *Exit;
@@ -1410,6 +1426,17 @@ int main(int argc, const char **argv) {
     torch_syncfree::LspOptions Options;
     Options.Options = [] { return makeOptionsProvider(/*LanguageServer=*/true); };
     Options.CompileCommandsDir = CompileCommandsDir;
+    // Shared PCHs are compiled in worker processes: a header that crashes
+    // clang fails that PCH, never the server (issue 38).
+    std::string Self = sys::fs::getMainExecutable(nullptr, (void *)&makeUnitFileSystem);
+    if (TuTimeout > 0 && !Self.empty()) {
+      unsigned Limit = TuTimeout;
+      Options.PchBuilder = torch_syncfree::PchBuilderProcess{
+          [Self, Limit](const tooling::CompileCommand &Command, const std::string &Header,
+                        const std::string &Output) {
+            return torch_syncfree::runPchInWorker(Self, Command, Header, Output, Limit);
+          }};
+    }
     if (LoadedProfile)
       Options.Profile = std::make_shared<const torch_syncfree::SyncProfile>(*LoadedProfile);
     return torch_syncfree::runLspServer(std::move(Options));

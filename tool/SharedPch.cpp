@@ -1,4 +1,5 @@
 #include "SharedPch.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "CompileCommandSanitizer.h"
 #include "TextEncoding.h"
 #include "CacheAuth.h"
@@ -564,7 +565,12 @@ std::string SharedPchCache::pchFor(const std::string &File) {
   if (G.State == Group::Unbuilt && Counts.WriteFailure.empty()) {
     G.State = Group::Building;
     Lock.unlock();
-    bool Ok = build(G);
+    // A crash in an in-process build is recovered here, so the group never
+    // stays "building" with its other units waiting for it (issue 38).
+    bool Ok = false;
+    llvm::CrashRecoveryContext Recovery;
+    if (!Recovery.RunSafely([&] { Ok = build(G); }))
+      Ok = false;
     Lock.lock();
     G.State = Ok ? Group::Ready : Group::Failed;
     BuildFinished.notify_all();
@@ -600,9 +606,35 @@ std::vector<size_t> SharedPchCache::schedule(const std::vector<std::string> &Fil
   return Order;
 }
 
+PchCompileResult compilePch(const CompileCommand &Command, const std::string &Header,
+                            const std::string &Output) {
+  PchCompileResult Result;
+  SingleCommand One(Command);
+  // The analyses' file system: regular files only (a first include of
+  // </dev/stdin> or a FIFO is an error, not a read that blocks), and a
+  // physical file system of its own (ClangTool sets its working directory;
+  // the real one would share the process's across threads).
+  auto Misses = std::make_shared<LookupMisses>();
+  ClangTool Tool(One, {Header}, std::make_shared<PCHContainerOperations>(),
+                 makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem(), Misses));
+  Tool.clearArgumentsAdjusters(); // the command is already the effective one
+  OutputErrorRecorder Quiet;
+  Tool.setDiagnosticConsumer(&Quiet);
+  Tool.setPrintErrorMessage(false); // the summary says what failed
+  auto Collector = std::make_shared<HeaderCollector>();
+  Collector->MainHeader = Header;
+  BuildPch Factory(Output, Collector);
+  Result.Built = Tool.run(&Factory) == 0;
+  Result.OutputError = Quiet.First;
+  Result.SawUserHeader = Collector->SawUserHeader;
+  Result.Dependencies = Collector->getDependencies();
+  Result.Misses = Misses->paths();
+  return Result;
+}
+
 PchBuildResult buildPch(const std::string &Directory, const std::string &Key, const std::string &HeaderText,
                         const CompileCommand &EffectiveCommand, const std::string &Language,
-                        const CacheAuthenticator &Auth) {
+                        const CacheAuthenticator &Auth, const PchBuilderProcess *Isolation) {
   PchBuildResult Result;
   SmallString<256> Base(Directory);
   path::append(Base, Key);
@@ -623,18 +655,6 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
   CompileCommand Command = EffectiveCommand;
   Command.Filename = Header;
   Command.CommandLine.insert(Command.CommandLine.end(), {"-fsyntax-only", "-x", Language, Header});
-  SingleCommand One(Command);
-  // The analyses' file system: regular files only (a first include of
-  // </dev/stdin> or a FIFO is an error, not a read that blocks), and a
-  // physical file system of its own (ClangTool sets its working directory;
-  // the real one would share the process's across threads).
-  auto Misses = std::make_shared<LookupMisses>();
-  ClangTool Tool(One, {Header}, std::make_shared<PCHContainerOperations>(),
-                 makeSafeFileSystem(llvm::vfs::createPhysicalFileSystem(), Misses));
-  Tool.clearArgumentsAdjusters(); // the command is already the effective one
-  OutputErrorRecorder Quiet;
-  Tool.setDiagnosticConsumer(&Quiet);
-  Tool.setPrintErrorMessage(false); // the summary says what failed
   std::string Temp = Pch + ".tmp-" + std::to_string(::getpid()) + "-" +
                      std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
   // Created here with O_EXCL (mode 0600), so clang writes into a file of ours
@@ -645,18 +665,20 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
       return Unwritable("cannot create '" + Temp + "': " + EC.message());
     ::close(FD);
   }
-  auto Collector = std::make_shared<HeaderCollector>();
-  Collector->MainHeader = Header;
-  BuildPch Factory(Temp, Collector);
-  bool Built = Tool.run(&Factory) == 0;
-  if (!Built && !Quiet.First.empty()) {
+  // The compile runs in a worker process under --tu-timeout when the caller
+  // gives one (issue 38: a header that crashes clang left the group
+  // "building" and the run waiting forever; a slow one ignored the limit).
+  PchCompileResult Compiled =
+      Isolation ? Isolation->Run(Command, Header, Temp) : compilePch(Command, Header, Temp);
+  if (!Compiled.Built && !Compiled.OutputError.empty()) {
     fs::remove(Temp);
-    return Unwritable(Quiet.First);
+    return Unwritable(Compiled.OutputError);
   }
   // A PCH holding user headers would hide their text from the fix writer:
   // only system headers are shared.
-  if (!Built || Collector->SawUserHeader) {
+  if (!Compiled.Built || Compiled.SawUserHeader) {
     fs::remove(Temp);
+    Result.Failure = std::move(Compiled.Failure);
     return Fail();
   }
   std::string Digest = fileDigest(Temp);
@@ -667,11 +689,11 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
   std::string Manifest = (ManifestHeader + "\npch " + Digest + "\n").str();
   // The manifest is line-based: a path with a line break cannot be recorded.
   auto HasLineBreak = [](const std::string &P) { return P.find_first_of("\r\n") != std::string::npos; };
-  if (llvm::any_of(Collector->getDependencies(), HasLineBreak) || llvm::any_of(Misses->paths(), HasLineBreak)) {
+  if (llvm::any_of(Compiled.Dependencies, HasLineBreak) || llvm::any_of(Compiled.Misses, HasLineBreak)) {
     fs::remove(Temp);
     return Fail();
   }
-  for (const std::string &Dependency : Collector->getDependencies()) {
+  for (const std::string &Dependency : Compiled.Dependencies) {
     SmallString<256> Absolute(Dependency);
     path::make_absolute(Command.Directory, Absolute);
     fs::file_status Status;
@@ -683,7 +705,7 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
                 std::to_string(Status.getLastModificationTime().time_since_epoch().count()) +
                 " " + std::string(Absolute) + "\n";
   }
-  for (const std::string &Absent : Misses->paths())
+  for (const std::string &Absent : Compiled.Misses)
     Manifest += (AbsentPrefix + Absent + "\n").str();
   // The manifest first: a reader that sees the new PCH sees its manifest.
   if (!writeCacheFile(Deps, Auth.sign(Manifest), &WriteError)) {
@@ -699,7 +721,8 @@ PchBuildResult buildPch(const std::string &Directory, const std::string &Key, co
 }
 
 bool SharedPchCache::build(Group &G) {
-  PchBuildResult Built = buildPch(Directory, G.Key, G.Header, G.Command, G.Language, Auth);
+  PchBuildResult Built = buildPch(Directory, G.Key, G.Header, G.Command, G.Language, Auth,
+                                  Isolation ? &*Isolation : nullptr);
   std::lock_guard<std::mutex> Lock(Mutex);
   if (!Built.WriteFailure.empty()) {
     if (Counts.WriteFailure.empty())
@@ -708,6 +731,8 @@ bool SharedPchCache::build(Group &G) {
   }
   if (Built.Pch.empty()) {
     ++Counts.Failed;
+    if (!Built.Failure.empty() && Counts.FirstFailure.empty())
+      Counts.FirstFailure = Built.Failure;
     return false;
   }
   G.Pch = Built.Pch;

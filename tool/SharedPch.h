@@ -17,6 +17,8 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringRef.h"
 #include <condition_variable>
+#include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,16 +72,41 @@ std::string pchHeader(const PchRequest &R, size_t Lines);
 enum class PchTrust { Trusted, Missing, Stale, Untrusted };
 PchTrust checkPch(llvm::StringRef Base, const CacheAuthenticator &Auth, bool CheckDigest = true);
 
+/// The compile step of a PCH build: clang writes Output (a file the caller
+/// created) from Header with Command (the header and "-x <language>" appended).
+struct PchCompileResult {
+  bool Built = false;
+  std::string OutputError;   ///< clang could not write Output (an error without a location)
+  bool SawUserHeader = false; ///< a non-system header was read: not shareable
+  std::vector<std::string> Dependencies; ///< every file read
+  std::vector<std::string> Misses;       ///< header-search lookups that found nothing
+  std::string Failure; ///< the isolated compile crashed, hung or gave no result
+};
+PchCompileResult compilePch(const clang::tooling::CompileCommand &Command, const std::string &Header,
+                            const std::string &Output);
+
+/// Runs the compile step elsewhere: in a worker process under --tu-timeout
+/// (UnitWorker.h), so that a crash or a hang in the headers is that build's
+/// failure. Unset: in this process.
+struct PchBuilderProcess {
+  std::function<PchCompileResult(const clang::tooling::CompileCommand &, const std::string &Header,
+                                 const std::string &Output)>
+      Run;
+};
+
 /// Builds the PCH of HeaderText (Language: c++-header or cuda) with Command into
 /// Directory/Key.{h,pch,deps}, signed with Auth. Pch is empty when it failed;
-/// WriteFailure then says why when the directory could not be written.
+/// WriteFailure then says why when the directory could not be written, and
+/// Failure when the isolated compile crashed or ran out of time.
 struct PchBuildResult {
   std::string Pch;
   std::string WriteFailure;
+  std::string Failure;
 };
 PchBuildResult buildPch(const std::string &Directory, const std::string &Key,
                         const std::string &HeaderText, const clang::tooling::CompileCommand &Command,
-                        const std::string &Language, const CacheAuthenticator &Auth);
+                        const std::string &Language, const CacheAuthenticator &Auth,
+                        const PchBuilderProcess *Isolation = nullptr);
 
 class SharedPchCache {
 public:
@@ -102,9 +129,14 @@ public:
   /// that at -jN the builds run side by side and later units find them done.
   std::vector<size_t> schedule(const std::vector<std::string> &Files) const;
 
+  /// PCHs are compiled in worker processes through Builder (PchBuilderProcess).
+  void isolateBuilds(PchBuilderProcess Builder) { Isolation = std::move(Builder); }
+
   struct Stats {
     unsigned Groups = 0, Built = 0, Reused = 0, Failed = 0, UnitsWithPch = 0;
     unsigned Untrusted = 0; ///< cached entries ignored: not signed by this user's tool, or damaged
+    /// The first isolated build that crashed or ran out of time, as its worker said.
+    std::string FirstFailure;
     /// Why no PCH is written any more ("" while they are): the first write
     /// that failed (a full disk, a read-only directory).
     std::string WriteFailure;
@@ -136,6 +168,7 @@ private:
   const clang::tooling::CompilationDatabase &Database;
   clang::tidy::ClangTidyOptionsProvider &Options;
   CacheAuthenticator Auth;
+  std::optional<PchBuilderProcess> Isolation;
   mutable std::mutex Mutex;
   std::condition_variable BuildFinished; ///< a group left Building
   std::map<std::string, Group> Groups;         ///< by key

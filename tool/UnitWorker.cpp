@@ -2,6 +2,7 @@
 #include "FindingJson.h"
 #include "JsonLimits.h"
 #include "PrivateDirectory.h"
+#include "SharedPch.h"
 #include "SafeFileSystem.h"
 #include "TextEncoding.h"
 
@@ -134,35 +135,41 @@ bool workerFilesAvailable(std::string &Why) {
   return true;
 }
 
-WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArguments,
-                             const WorkerRequest &Request, unsigned TimeoutSeconds) {
-  WorkerResult Result;
+namespace {
+/// A worker process's outcome: its response file's text, or why there is none.
+struct ProcessOutcome {
+  std::string Failure;
+  std::unique_ptr<llvm::MemoryBuffer> Response;
+};
+
+/// Starts Self with Arguments (after the request and response options), hands
+/// it Request through a private file and waits at most TimeoutSeconds. What
+/// names the work in failures ("its analysis took longer ..."), WhileDoing the
+/// activity ("clang crashed while analysing it").
+ProcessOutcome runWorkerProcess(StringRef Self, StringRef RequestOption,
+                                llvm::ArrayRef<std::string> Arguments, const json::Value &Request,
+                                unsigned TimeoutSeconds, StringRef What, StringRef WhileDoing) {
+  ProcessOutcome Outcome;
   ScopedTemporary RequestFile, ResponseFile, ErrorFile;
   if (!makeTemporary("torch-syncfree-unit", RequestFile) ||
       !makeTemporary("torch-syncfree-result", ResponseFile) ||
       !makeTemporary("torch-syncfree-stderr", ErrorFile)) {
-    Result.Failure = "cannot create a temporary file for its analysis process";
-    return Result;
+    Outcome.Failure = "cannot create a temporary file for its " + What.str() + " process";
+    return Outcome;
   }
   {
     std::error_code EC;
     llvm::raw_fd_ostream Out(RequestFile.Path, EC, fs::CD_OpenExisting);
     if (EC) {
-      Result.Failure = "cannot write its analysis request: " + EC.message();
-      return Result;
+      Outcome.Failure = "cannot write its " + What.str() + " request: " + EC.message();
+      return Outcome;
     }
-    // Paths as bytes (bytesToJson): a unit named "bad\xff.cpp" must not reach
-    // the worker as "bad\uFFFD.cpp", another file the repository may ship.
-    Out << json::Value(json::Object{{"file", bytesToJson(Request.File)},
-                                    {"sharedPch", bytesToJson(Request.SharedPch)},
-                                    {"lineFilter", bytesToJson(Request.LineFilter)},
-                                    {"wantReadFiles", Request.WantReadFiles},
-                                    {"parent", static_cast<int64_t>(::getpid())}});
+    Out << Request;
   }
   std::vector<std::string> Storage = {Self.str(),
-                                      "--internal-worker-request=" + RequestFile.Path.str().str(),
+                                      "--" + RequestOption.str() + "=" + RequestFile.Path.str().str(),
                                       "--internal-worker-response=" + ResponseFile.Path.str().str()};
-  Storage.insert(Storage.end(), RunArguments.begin(), RunArguments.end());
+  Storage.insert(Storage.end(), Arguments.begin(), Arguments.end());
   std::vector<StringRef> Args(Storage.begin(), Storage.end());
   std::optional<StringRef> Redirects[] = {StringRef(""), StringRef(""), StringRef(ErrorFile.Path)};
   std::string SpawnError;
@@ -171,45 +178,100 @@ WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArgu
   llvm::sys::ProcessInfo Process = llvm::sys::ExecuteNoWait(
       Self, Args, /*Env=*/std::nullopt, Redirects, /*MemoryLimit=*/0, &SpawnError, &SpawnFailed);
   if (SpawnFailed || Process.Pid <= 0) {
-    Result.Failure = "cannot start its analysis process: " + SpawnError;
-    return Result;
+    Outcome.Failure = "cannot start its " + What.str() + " process: " + SpawnError;
+    return Outcome;
   }
   bool TimedOut = false;
   int Status = waitWithDeadline(Process.Pid, Start + std::chrono::seconds(TimeoutSeconds), TimedOut);
   if (TimedOut) {
-    Result.Failure = "its analysis took longer than --tu-timeout=" + std::to_string(TimeoutSeconds) +
-                     " s and was stopped";
-    return Result;
+    Outcome.Failure = "its " + What.str() + " took longer than --tu-timeout=" +
+                      std::to_string(TimeoutSeconds) + " s and was stopped";
+    return Outcome;
   }
   if (Status < 0) {
-    Result.Failure = "its analysis process was lost";
-    return Result;
+    Outcome.Failure = "its " + What.str() + " process was lost";
+    return Outcome;
   }
   if (WIFSIGNALED(Status)) {
     int Signal = WTERMSIG(Status);
-    Result.Failure = Signal == SIGABRT
-                         ? "clang stopped with a fatal error while analysing it"
-                         : "clang crashed while analysing it (signal " + std::to_string(Signal) + ")";
-    return Result;
+    Outcome.Failure = Signal == SIGABRT
+                          ? "clang stopped with a fatal error while " + WhileDoing.str()
+                          : "clang crashed while " + WhileDoing.str() + " (signal " +
+                                std::to_string(Signal) + ")";
+    return Outcome;
   }
   if (!WIFEXITED(Status) || WEXITSTATUS(Status) != 0) {
     std::string Why = firstErrorLine(ErrorFile.Path);
-    Result.Failure = "clang stopped with a fatal error while analysing it" +
-                     (Why.empty() ? std::string() : " (" + Why + ")");
-    return Result;
+    Outcome.Failure = "clang stopped with a fatal error while " + WhileDoing.str() +
+                      (Why.empty() ? std::string() : " (" + Why + ")");
+    return Outcome;
   }
   // The response: written by our own child into our own 0600 file.
   auto Buffer = llvm::MemoryBuffer::getFile(ResponseFile.Path, /*IsText=*/true);
+  if (Buffer)
+    Outcome.Response = std::move(*Buffer);
+  return Outcome;
+}
+
+/// The response's JSON object, or null (with Storage holding the parse).
+const json::Object *parseResponse(const llvm::MemoryBuffer *Buffer, std::optional<json::Value> &Storage) {
+  if (!Buffer || !checkJsonNesting(Buffer->getBuffer()).empty())
+    return nullptr;
+  llvm::Expected<json::Value> Parsed = json::parse(Buffer->getBuffer());
+  if (!Parsed) {
+    llvm::consumeError(Parsed.takeError());
+    return nullptr;
+  }
+  Storage = std::move(*Parsed);
+  return Storage->getAsObject();
+}
+
+json::Array pathsToJson(const std::vector<std::string> &Paths) {
+  json::Array Array;
+  for (const std::string &P : Paths)
+    Array.push_back(bytesToJson(P));
+  return Array;
+}
+
+std::optional<std::vector<std::string>> pathsFromJson(const json::Array *Array) {
+  if (!Array)
+    return std::nullopt;
+  std::vector<std::string> Paths;
+  for (const json::Value &V : *Array) {
+    std::optional<std::string> P = bytesFromJson(&V);
+    if (!P)
+      return std::nullopt;
+    Paths.push_back(std::move(*P));
+  }
+  return Paths;
+}
+} // namespace
+
+WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArguments,
+                             const WorkerRequest &Request, unsigned TimeoutSeconds) {
+  WorkerResult Result;
+  // Paths as bytes (bytesToJson): a unit named "bad\xff.cpp" must not reach
+  // the worker as "bad\uFFFD.cpp", another file the repository may ship.
+  json::Value Message = json::Object{{"file", bytesToJson(Request.File)},
+                                     {"sharedPch", bytesToJson(Request.SharedPch)},
+                                     {"lineFilter", bytesToJson(Request.LineFilter)},
+                                     {"wantReadFiles", Request.WantReadFiles},
+                                     {"parent", static_cast<int64_t>(::getpid())}};
+  ProcessOutcome Outcome = runWorkerProcess(Self, "internal-worker-request", RunArguments, Message,
+                                            TimeoutSeconds, "analysis", "analysing it");
+  if (!Outcome.Failure.empty()) {
+    Result.Failure = std::move(Outcome.Failure);
+    return Result;
+  }
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = std::move(Outcome.Response);
+  // The response: written by our own child into our own 0600 file.
   std::optional<std::vector<FindingRecord>> Findings;
-  if (Buffer && checkJsonNesting((*Buffer)->getBuffer()).empty()) {
-    llvm::Expected<json::Value> Parsed = json::parse((*Buffer)->getBuffer());
-    if (!Parsed)
-      llvm::consumeError(Parsed.takeError());
-    const json::Object *Root = Parsed ? Parsed->getAsObject() : nullptr;
-    const json::Array *Array = Root ? Root->getArray("findings") : nullptr;
-    const json::Array *Read = Root ? Root->getArray("readFiles") : nullptr;
-    const json::Array *Contents = Root ? Root->getArray("contents") : nullptr;
-    const json::Array *Absent = Root ? Root->getArray("absent") : nullptr;
+  std::optional<json::Value> Storage;
+  if (const json::Object *Root = parseResponse(Buffer.get(), Storage)) {
+    const json::Array *Array = Root->getArray("findings");
+    const json::Array *Read = Root->getArray("readFiles");
+    const json::Array *Contents = Root->getArray("contents");
+    const json::Array *Absent = Root->getArray("absent");
     if (Array && Read && Contents && Absent)
       Findings = findingsFromJson(*Array);
     if (Findings) {
@@ -300,6 +362,76 @@ void becomeWorker() {
 #ifdef __linux__
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
+}
+
+PchCompileResult runPchInWorker(StringRef Self, const clang::tooling::CompileCommand &Command,
+                                const std::string &Header, const std::string &Output,
+                                unsigned TimeoutSeconds) {
+  PchCompileResult Result;
+  json::Array Arguments;
+  for (const std::string &Arg : Command.CommandLine)
+    Arguments.push_back(bytesToJson(Arg));
+  json::Value Message = json::Object{{"directory", bytesToJson(Command.Directory)},
+                                     {"file", bytesToJson(Command.Filename)},
+                                     {"arguments", std::move(Arguments)},
+                                     {"header", bytesToJson(Header)},
+                                     {"output", bytesToJson(Output)},
+                                     {"parent", static_cast<int64_t>(::getpid())}};
+  ProcessOutcome Outcome = runWorkerProcess(Self, "internal-pch-request", {}, Message, TimeoutSeconds,
+                                            "shared PCH build", "building a shared PCH");
+  if (!Outcome.Failure.empty()) {
+    Result.Failure = std::move(Outcome.Failure);
+    return Result;
+  }
+  std::optional<json::Value> Storage;
+  const json::Object *Root = parseResponse(Outcome.Response.get(), Storage);
+  auto Built = Root ? Root->getBoolean("built") : std::nullopt;
+  auto UserHeader = Root ? Root->getBoolean("sawUserHeader") : std::nullopt;
+  auto OutputError = Root ? bytesFromJson(Root->get("outputError")) : std::nullopt;
+  auto Dependencies = pathsFromJson(Root ? Root->getArray("dependencies") : nullptr);
+  auto Misses = pathsFromJson(Root ? Root->getArray("misses") : nullptr);
+  if (!Built || !UserHeader || !OutputError || !Dependencies || !Misses) {
+    Result.Failure = "its shared PCH build gave no readable result";
+    return Result;
+  }
+  Result.Built = *Built;
+  Result.SawUserHeader = *UserHeader;
+  Result.OutputError = std::move(*OutputError);
+  Result.Dependencies = std::move(*Dependencies);
+  Result.Misses = std::move(*Misses);
+  return Result;
+}
+
+int runPchWorker(StringRef RequestPath, StringRef ResponsePath) {
+  becomeWorker();
+  auto Buffer = llvm::MemoryBuffer::getFile(RequestPath, /*IsText=*/true);
+  std::optional<json::Value> Storage;
+  const json::Object *Root = parseResponse(Buffer ? Buffer->get() : nullptr, Storage);
+  auto Directory = Root ? bytesFromJson(Root->get("directory")) : std::nullopt;
+  auto File = Root ? bytesFromJson(Root->get("file")) : std::nullopt;
+  auto Arguments = pathsFromJson(Root ? Root->getArray("arguments") : nullptr);
+  auto Header = Root ? bytesFromJson(Root->get("header")) : std::nullopt;
+  auto Output = Root ? bytesFromJson(Root->get("output")) : std::nullopt;
+  auto Parent = Root ? Root->getInteger("parent") : std::nullopt;
+  if (!Directory || !File || !Arguments || !Header || !Output || !Parent) {
+    llvm::errs() << "torch-syncfree: error: invalid shared PCH request\n";
+    return 2;
+  }
+  if (::getppid() != static_cast<pid_t>(*Parent))
+    return 2; // the run that asked is gone
+  clang::tooling::CompileCommand Command(*Directory, *File, std::move(*Arguments), "");
+  PchCompileResult Compiled = compilePch(Command, *Header, *Output);
+  std::error_code EC;
+  llvm::raw_fd_ostream Out(ResponsePath, EC, fs::CD_OpenExisting);
+  if (EC)
+    return 2;
+  Out << json::Value(json::Object{{"built", Compiled.Built},
+                                  {"sawUserHeader", Compiled.SawUserHeader},
+                                  {"outputError", bytesToJson(Compiled.OutputError)},
+                                  {"dependencies", pathsToJson(Compiled.Dependencies)},
+                                  {"misses", pathsToJson(Compiled.Misses)}});
+  Out.close();
+  return Out.has_error() ? 2 : 0;
 }
 
 } // namespace torch_syncfree

@@ -12,6 +12,7 @@
 #define TORCH_SYNCFREE_UNIT_WORKER_H
 
 #include "FindingRecord.h"
+#include "SharedPch.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
@@ -55,6 +56,15 @@ std::optional<WorkerRequest> readWorkerRequest(llvm::StringRef Path, std::string
 bool writeWorkerResponse(llvm::StringRef Path, const std::vector<FindingRecord> &Findings,
                          bool ParsedPlainly, const std::vector<std::string> &ReadFiles,
                          const std::vector<std::string> &AbsentFiles);
+/// A shared PCH's compile step (SharedPch.h, compilePch) in a worker process
+/// `torch-syncfree --internal-pch-request=R --internal-worker-response=W`, at
+/// most TimeoutSeconds: a header that crashes or hangs clang fails that build.
+PchCompileResult runPchInWorker(llvm::StringRef Self, const clang::tooling::CompileCommand &Command,
+                                const std::string &Header, const std::string &Output,
+                                unsigned TimeoutSeconds);
+/// The worker side: compiles the request's PCH and writes the result; the exit status.
+int runPchWorker(llvm::StringRef RequestPath, llvm::StringRef ResponsePath);
+
 /// Worker set-up: no core files, and the worker dies with the run that started it.
 void becomeWorker();
 

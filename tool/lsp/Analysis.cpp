@@ -101,7 +101,8 @@ std::string statOf(const std::string &File) {
 
 } // namespace
 
-PreambleStore::PreambleStore(std::string PrivateDirectory) : PrivateDir(std::move(PrivateDirectory)) {
+PreambleStore::PreambleStore(std::string PrivateDirectory, std::optional<PchBuilderProcess> Isolation)
+    : PchBuilder(std::move(Isolation)), PrivateDir(std::move(PrivateDirectory)) {
   Builder = std::thread([this] { builderLoop(); });
 }
 
@@ -185,7 +186,8 @@ void PreambleStore::runBuild(std::shared_ptr<Build> B, PchRequest R, Location Wh
   PchBuildResult Built =
       Where.Directory.empty() || !Where.Auth
           ? PchBuildResult{}
-          : buildPch(Where.Directory, Key, pchHeader(R, R.Lines.size()), R.Command, R.Language, *Where.Auth);
+          : buildPch(Where.Directory, Key, pchHeader(R, R.Lines.size()), R.Command, R.Language,
+                     *Where.Auth, PchBuilder ? &*PchBuilder : nullptr);
   if (!Built.WriteFailure.empty())
     llvm::errs() << ("torch-syncfree --lsp: shared PCH not written: " + Built.WriteFailure + "\n");
   std::vector<std::function<void()>> Waiters;

@@ -78,7 +78,8 @@ class PreambleStore {
 public:
   /// PrivateDirectory: this server's own directory, for PCHs of build
   /// directories whose cache cannot be used (no key, a link, ...).
-  explicit PreambleStore(std::string PrivateDirectory);
+  /// Isolation: where shared PCHs are compiled (none: in this process).
+  PreambleStore(std::string PrivateDirectory, std::optional<PchBuilderProcess> Isolation);
   ~PreambleStore();
 
   /// The PCH for R: of its whole block, else of the longest prefix of it that
@@ -99,6 +100,7 @@ public:
   const std::string &privateDirectory() const { return PrivateDir; }
 
 private:
+  std::optional<PchBuilderProcess> PchBuilder;
   struct Location {
     std::string Directory;                 ///< where the PCHs are
     std::optional<CacheAuthenticator> Auth; ///< none: this server's own, unsigned

@@ -185,6 +185,31 @@ if scenario == "basic":
     print("unknown method:", c.wait_response(rid)["error"]["code"])
     print("exit status:", c.close())
 
+elif scenario == "pch-crash":
+    # Issue 38, hole 4: a header of the leading #include block crashes clang.
+    # The shared PCH is compiled in a worker process: that build fails, the
+    # server lives on and answers for this file and the next one.
+    root = os.path.join(work, "proj")
+    os.makedirs(os.path.join(root, "sys"), exist_ok=True)
+    os.makedirs(os.path.join(root, "src"), exist_ok=True)
+    open(os.path.join(root, "sys", "crash.h"), "w").write("#pragma once\n#pragma clang __debug crash\n")
+    crashing = os.path.join(root, "src", "crashing.cpp")
+    clean = os.path.join(root, "src", "clean.cpp")
+    crashing_text = "#include <crash.h>\n" + STEP
+    open(crashing, "w").write(crashing_text)
+    open(clean, "w").write(STEP)
+    args = ["clang++", "-std=c++17", "-isystem", os.path.join(root, "sys"), "-isystem", mock]
+    write_db(os.path.join(root, "build"), [
+        {"directory": os.path.join(root, "build"), "file": f, "arguments": args + ["-c", f]}
+        for f in (crashing, clean)])
+    c = Client()
+    c.open(crashing, crashing_text)
+    print("crashing:", len(c.diagnostics(uri_of(crashing))))
+    c.open(clean, STEP)
+    print("clean:")
+    show(c.diagnostics(uri_of(clean)))
+    print("exit status:", c.close())
+
 elif scenario == "layout":
     # A CMake project in a path with a space and non-ASCII characters: the
     # database only in build/, a header with no entry of its own.
