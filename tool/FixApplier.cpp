@@ -9,6 +9,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
 #include "SafeFileSystem.h"
+#include "InputFiles.h"
 #include <map>
 #include <thread>
 
@@ -349,6 +350,8 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
                       bool DryRun, llvm::raw_ostream &Out,
                       llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot) {
   FixSummary Summary;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> ConfigFiles =
+      makeConfigFileSystem(llvm::vfs::getRealFileSystem());
   // Merge per file; a fix whose replacements conflict with ones already taken
   // is dropped as a whole, so no finding is ever half-fixed.
   llvm::StringMap<tooling::Replacements> PerFile;
@@ -433,7 +436,16 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
     // As clang-tidy's --format-style: clean up around the edits, then format
     // the lines they changed (and only those).
     if (!FormatStyle.empty() && FormatStyle != "none") {
-      llvm::Expected<format::FormatStyle> Style = format::getStyle(FormatStyle, Path, "none", Before);
+      // .clang-format files are read through the bounded reader (a deeply
+      // nested one overflowed the YAML parser's stack), and so is an inline
+      // style, which a repository's .clang-tidy can set (FormatStyle: '{...}').
+      std::string InlineProblem =
+          FormatStyle.trim().starts_with("{") ? checkYamlNesting(FormatStyle) : std::string();
+      llvm::Expected<format::FormatStyle> Style =
+          !InlineProblem.empty()
+              ? llvm::Expected<format::FormatStyle>(llvm::createStringError(
+                    std::make_error_code(std::errc::invalid_argument), "the inline style: " + InlineProblem))
+              : format::getStyle(FormatStyle, Path, "none", Before, ConfigFiles.get());
       if (!Style) {
         Log << "torch-syncfree: error: --format-style: " << llvm::toString(Style.takeError()) << "\n";
         Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;

@@ -143,6 +143,25 @@ void warnRefused(llvm::StringRef Path, llvm::StringRef Why) {
                  << "': " << Why << "\n";
 }
 
+/// A refused .clang-tidy reads as an empty configuration (the defaults and
+/// the command line hold): clang-tidy would print "Can't read" at every lookup.
+class EmptyConfigFile : public llvm::vfs::File {
+public:
+  EmptyConfigFile(llvm::vfs::Status Status, std::string Name)
+      : Status(llvm::vfs::Status::copyWithNewSize(Status, 2)), Name(std::move(Name)) {}
+  llvm::ErrorOr<llvm::vfs::Status> status() override { return Status; }
+  llvm::ErrorOr<std::string> getName() override { return Name; }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> getBuffer(const llvm::Twine &, int64_t, bool,
+                                                               bool) override {
+    return llvm::MemoryBuffer::getMemBufferCopy("{}", Name);
+  }
+  std::error_code close() override { return {}; }
+
+private:
+  llvm::vfs::Status Status;
+  std::string Name;
+};
+
 class ConfigFileSystem : public llvm::vfs::ProxyFileSystem {
 public:
   explicit ConfigFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base)
@@ -160,6 +179,10 @@ public:
       Why = checkYamlNesting(Buffer->getBuffer());
     if (!Why.empty()) {
       warnRefused(Path, Why);
+      llvm::ErrorOr<llvm::vfs::Status> Status = getUnderlyingFS().status(Path);
+      if (llvm::sys::path::filename(Path) == ".clang-tidy" && Status)
+        return std::unique_ptr<llvm::vfs::File>(
+            std::make_unique<EmptyConfigFile>(*Status, std::string(Path)));
       return std::make_error_code(std::errc::invalid_argument);
     }
     return ProxyFileSystem::openFileForRead(Name);

@@ -38,8 +38,9 @@ std::string checkYamlNesting(llvm::StringRef Text, unsigned MaxNesting = 64);
 
 /// The configuration files read per directory (.clang-tidy, .clang-format,
 /// _clang-format) through Base, each bounded as above: a file that is not a
-/// regular file, larger than 1 MiB or nested too deep cannot be opened, with
-/// one warning per path. For clang-tidy's FileOptionsProvider and
+/// regular file, larger than 1 MiB or nested too deep is refused with one
+/// warning per path (a .clang-tidy then reads as empty, a .clang-format
+/// cannot be opened). For clang-tidy's FileOptionsProvider and
 /// clang-format's getStyle, which take a file system.
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
 makeConfigFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base);

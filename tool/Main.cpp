@@ -22,6 +22,7 @@
 #include "ProfileJoin.h"
 #include "UnitWorker.h"
 #include "PrivateDirectory.h"
+#include "InputFiles.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -271,12 +272,15 @@ std::string loadCommandLineConfig() {
   std::string Text = Config;
   std::string Origin = "--config";
   if (!ConfigFile.empty()) {
-    auto Buffer = MemoryBuffer::getFile(ConfigFile);
+    std::string Why;
+    auto Buffer = torch_syncfree::readInputFile(ConfigFile, torch_syncfree::MaxConfigBytes, Why);
     if (!Buffer)
-      return "cannot read --config-file '" + ConfigFile + "': " + Buffer.getError().message();
-    Text = (*Buffer)->getBuffer().str();
+      return "cannot read --config-file '" + torch_syncfree::printable(ConfigFile) + "': " + Why;
+    Text = Buffer->getBuffer().str();
     Origin = ConfigFile;
   }
+  if (std::string Deep = torch_syncfree::checkYamlNesting(Text); !Deep.empty())
+    return "invalid configuration in " + torch_syncfree::printable(Origin) + ": " + Deep;
   auto Parsed = parseConfiguration(MemoryBufferRef(Text, Origin));
   if (!Parsed)
     return "invalid configuration in " + Origin + ": " + Parsed.getError().message();
@@ -331,8 +335,13 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServe
     return torch_syncfree::sanitizeOptionsProvider(
         std::make_unique<ConfigOptionsProvider>(Global, Defaults, *CommandLineConfig, Overrides),
         std::move(Removed));
+  // .clang-tidy files through the bounded reader (InputFiles.h): ~120 KB of
+  // nested '[' overflowed the YAML parser's stack (issue 38).
   return torch_syncfree::sanitizeOptionsProvider(
-      std::make_unique<FileOptionsProvider>(Global, Defaults, Overrides), std::move(Removed));
+      std::make_unique<FileOptionsProvider>(
+          Global, Defaults, Overrides,
+          torch_syncfree::makeConfigFileSystem(vfs::getRealFileSystem())),
+      std::move(Removed));
 }
 
 /// Lines changed since a git ref, as a clang-tidy line filter (JSON). Runs
@@ -498,6 +507,11 @@ std::optional<int> checkOptions(std::string &SarifRoot) {
   } else if (FailOnCost.getNumOccurrences()) {
     return usageError("--fail-on-cost needs --profile");
   }
+  // Without step marks no finding has a share of a step: every one would pass.
+  if (FailOnCost.getNumOccurrences() && LoadedProfile &&
+      (!LoadedProfile->Steps || LoadedProfile->StepMs <= 0))
+    return usageError("--fail-on-cost needs a profile with step marks (torch_syncfree::probe::step(); "
+                      "this one has none)");
   ProfileAddsIntervalReads = decideProfileAdds("ReportIntervalReads");
   ProfileAddsModuleMoves = decideProfileAdds("ReportModuleMoves");
   {

@@ -1,6 +1,9 @@
 #include "ProfileJoin.h"
 
 #include "JsonLimits.h"
+#include "InputFiles.h"
+#include "SafeFileSystem.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/DebugInfo/Symbolize/Symbolize.h"
@@ -15,6 +18,9 @@ namespace json = llvm::json;
 
 namespace torch_syncfree {
 
+/// A profile is a few KB to a few MB of JSON.
+constexpr uint64_t MaxProfileBytes = uint64_t(256) << 20;
+
 static std::string normalised(llvm::StringRef Path) {
   llvm::SmallString<256> P(Path);
   llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
@@ -28,13 +34,15 @@ static uint64_t nonNegative(const json::Object &O, llvm::StringRef Key) {
 
 std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
                                        std::string &Error) {
-  auto Buffer = llvm::MemoryBuffer::getFile(Path);
+  // The bounded reader (InputFiles.h): `-`, a FIFO or /dev/zero (or a
+  // profile linked to one) is refused, never read.
+  std::string Why;
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = readInputFile(Path, MaxProfileBytes, Why);
   if (!Buffer) {
-    Error = "cannot read --profile '" + Path.str() +
-            "': " + Buffer.getError().message();
+    Error = "cannot read --profile '" + printable(Path) + "': " + Why;
     return std::nullopt;
   }
-  llvm::StringRef Text = (*Buffer)->getBuffer();
+  llvm::StringRef Text = Buffer->getBuffer();
   if (std::string Deep = checkJsonNesting(Text); !Deep.empty()) {
     Error = "--profile '" + Path.str() + "': " + Deep;
     return std::nullopt;
@@ -68,7 +76,26 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
   Options.Demangle = true;
   Options.RelativeAddresses =
       true; // offsets are relative to the module's load address
-  llvm::symbolize::LLVMSymbolizer Symbolizer(Options);
+  auto Symbolizer = std::make_unique<llvm::symbolize::LLVMSymbolizer>(Options);
+  // A module the profile names is read only when it is an absolute path to a
+  // regular file (not `-`, which the symbolizer reads as stdin, nor a FIFO or
+  // a device), and its DWARF is parsed under crash recovery: malformed debug
+  // information that crashes LLVM's reader leaves that module's frames
+  // unsymbolized (one warning), never ends the run or the language server.
+  std::map<std::string, bool> UsableModule;
+  auto Usable = [&](const std::string &Module) {
+    auto [It, Inserted] = UsableModule.try_emplace(Module, false);
+    if (Inserted) {
+      std::string Problem = llvm::sys::path::is_absolute(Module)
+                                ? checkInputFile(Module, MaxReadBytes)
+                                : std::string("not an absolute path");
+      It->second = Problem.empty();
+      if (!Problem.empty())
+        llvm::errs() << "torch-syncfree: warning: --profile: not reading module '"
+                     << printable(Module) << "': " << Problem << "\n";
+    }
+    return It->second;
+  };
   for (const json::Value &V : *Syncs) {
     const json::Object *S = V.getAsObject();
     if (!S)
@@ -90,14 +117,28 @@ std::optional<SyncProfile> loadProfile(llvm::StringRef Path,
         Frame.Function = F->getString("function").value_or("").str();
         Frame.Module = F->getString("module").value_or("").str();
         Frame.Offset = nonNegative(*F, "offset");
-        if (Frame.File.empty() && !Frame.Module.empty()) {
+        if (Frame.File.empty() && !Frame.Module.empty() && Usable(Frame.Module)) {
           // A return address points after the call: look one byte back. An
           // address in inlined code stands for several frames (a lambda inlined
           // into its caller): each becomes a frame, innermost first.
           uint64_t Address = Frame.Offset ? Frame.Offset - 1 : 0;
-          auto Inlined = Symbolizer.symbolizeInlinedCode(
-              Frame.Module, {Address, llvm::object::SectionedAddress::UndefSection});
-          if (!Inlined) {
+          llvm::Expected<llvm::DIInliningInfo> Inlined = llvm::DIInliningInfo();
+          llvm::CrashRecoveryContext Recovery;
+          bool Survived = Recovery.RunSafely([&] {
+            Inlined = Symbolizer->symbolizeInlinedCode(
+                Frame.Module, {Address, llvm::object::SectionedAddress::UndefSection});
+          });
+          if (!Survived) {
+            // The symbolizer's state is not to be trusted (nor destroyed) after
+            // a recovered crash: a new one serves the other modules.
+            (void)Symbolizer.release();
+            Symbolizer = std::make_unique<llvm::symbolize::LLVMSymbolizer>(Options);
+            UsableModule[Frame.Module] = false;
+            llvm::errs() << "torch-syncfree: warning: --profile: not reading module '"
+                         << printable(Frame.Module)
+                         << "': reading its debug information crashed\n";
+            llvm::consumeError(Inlined.takeError());
+          } else if (!Inlined) {
             llvm::consumeError(Inlined.takeError());
           } else if (Inlined->getNumberOfFrames() > 0) {
             for (uint32_t I = 0; I < Inlined->getNumberOfFrames(); ++I) {
@@ -214,7 +255,7 @@ void printProfileReport(const SyncProfile &Profile,
       Never += !F.ProfileOnly;
       continue;
     }
-    OS << "  " << F.File << ":" << F.Line << ":" << F.Column << " [" << F.Check << ", "
+    OS << "  " << printable(F.File) << ":" << F.Line << ":" << F.Column << " [" << F.Check << ", "
        << (!F.ProfileOnly ? F.Dependency
            : F.ModuleMove   ? "moves a module's parameters, once (setup): not reported unless "
                               "ReportModuleMoves is true"
@@ -236,10 +277,10 @@ void printProfileReport(const SyncProfile &Profile,
   for (const MissedSync &M : Missed) {
     OS << "  missed by the analysis: "
        << (M.Where.empty() ? std::string("(no frame in the analysed files)")
-                           : M.Where)
-       << ": " << M.Sync->Kind;
+                           : printable(M.Where))
+       << ": " << printable(M.Sync->Kind);
     if (!M.Sync->Op.empty())
-      OS << " (" << M.Sync->Op << ")";
+      OS << " (" << printable(M.Sync->Op) << ")";
     OS << ", " << M.Sync->Count << " syncs";
     if (M.Sync->WaitMs > 0)
       OS << ", " << llvm::format("%.3f", M.Sync->WaitMs) << " ms waited";
