@@ -40,6 +40,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include <set>
 #include <unistd.h>
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ThreadPool.h"
@@ -120,6 +121,13 @@ cl::opt<std::string> DiffRef("diff",
                              cl::desc("Report only on lines changed since this git ref"),
                              cl::value_desc("git ref"), cl::cat(Category));
 cl::opt<bool> Quiet("quiet", cl::desc("No progress lines or summary"), cl::cat(Category));
+cl::opt<bool> PreCommit(
+    "pre-commit",
+    cl::desc("Run as pre-commit's hook: the file names follow `--` (never read as options); "
+             "without --diff, only the lines a commit changes count when every file is staged, "
+             "every line otherwise (--all-files, --files), the lines since "
+             "$PRE_COMMIT_FROM_REF with --from-ref"),
+    cl::cat(Category));
 cl::opt<bool> Lsp("lsp", cl::desc("Serve the Language Server Protocol on stdin/stdout"),
                   cl::cat(Category));
 cl::opt<std::string> ResourceDir("resource-dir",
@@ -344,6 +352,48 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(bool LanguageServe
       std::move(Removed));
 }
 
+/// The output of a git command run in the current directory ("" when it fails).
+std::optional<std::string> gitOutput(ArrayRef<StringRef> Arguments) {
+  auto Git = sys::findProgramByName("git");
+  SmallString<128> Output;
+  int FD = -1;
+  if (!Git || torch_syncfree::createPrivateTemporaryFile("torch-syncfree-git", "txt", FD, Output))
+    return std::nullopt;
+  ::close(FD);
+  std::optional<StringRef> Redirects[] = {StringRef(""), StringRef(Output), StringRef("")};
+  int Code = sys::ExecuteAndWait(*Git, Arguments, std::nullopt, Redirects);
+  auto Text = MemoryBuffer::getFile(Output);
+  torch_syncfree::removePrivateTemporaryFile(Output);
+  if (Code != 0 || !Text)
+    return std::nullopt;
+  return (*Text)->getBuffer().str();
+}
+
+/// --pre-commit without --diff: which lines count. pre-commit passes the staged
+/// files on a commit (then only the staged lines count: --diff=HEAD, the
+/// unstaged changes being stashed), every file with --all-files or --files
+/// (every line counts: a --diff=HEAD there passed every finding), and the
+/// files changed in a range with --from-ref (its lines since that ref).
+std::string preCommitDiffRef() {
+  if (const char *From = getenv("PRE_COMMIT_FROM_REF"); From && *From && getenv("PRE_COMMIT_TO_REF"))
+    return From;
+  std::optional<std::string> Staged =
+      gitOutput({"git", "diff", "--cached", "--name-only", "-z", "--no-renames", "--relative"});
+  if (!Staged || Sources.empty())
+    return "";
+  std::set<std::string> StagedFiles;
+  for (StringRef Name : split(*Staged, '\0'))
+    if (!Name.empty())
+      StagedFiles.insert(Name.str());
+  for (const std::string &File : Sources) {
+    SmallString<256> Normal(File);
+    sys::path::remove_dots(Normal, /*remove_dot_dot=*/true);
+    if (!StagedFiles.count(std::string(Normal)))
+      return "";
+  }
+  return "HEAD";
+}
+
 /// Lines changed since a git ref, as a clang-tidy line filter (JSON). Runs
 /// `git diff -U0 <ref>` in the current directory; returns an error message in Error.
 std::string lineFilterFromGitDiff(StringRef Ref, std::string &Error) {
@@ -529,6 +579,8 @@ std::optional<int> checkOptions(std::string &SarifRoot) {
   }
   if (!ResourceDir.empty())
     torch_syncfree::ToolchainPaths::get().ResourceDir = ResourceDir;
+  if (PreCommit && DiffRef.empty() && LineFilter.empty())
+    DiffRef = preCommitDiffRef();
   if (StringRef(DiffRef).starts_with("-"))
     return usageError("--diff expects a git ref, not an option: '" + DiffRef + "'");
   if (!LineFilter.empty()) {
@@ -1410,6 +1462,25 @@ int main(int argc, const char **argv) {
   CrashRecoveryContext::Enable();
 
   RunArguments.assign(argv + 1, argv + argc);
+  // --pre-commit: pre-commit appends the staged file names to the hook's
+  // arguments; a file named `--write-baseline=x.cpp` or `@opts.cpp` must be a
+  // file, never an option or a response file (issue 38). They follow `--`,
+  // and are taken off before llvm::cl (which expands @files) sees them.
+  std::vector<std::string> HookFiles;
+  {
+    int Separator = 1;
+    while (Separator < argc && StringRef(argv[Separator]) != "--")
+      ++Separator;
+    bool Hook = llvm::any_of(ArrayRef<const char *>(argv + 1, argv + Separator),
+                             [](const char *A) { return StringRef(A) == "--pre-commit"; });
+    if (Hook) {
+      if (Separator == argc)
+        return usageError("--pre-commit: the file names must follow `--` (keep \"--\" last in "
+                          "the hook's args)");
+      HookFiles.assign(argv + Separator + 1, argv + argc);
+      argc = Separator; // the rest are file names, not compile flags
+    }
+  }
   // Everything after `--` is the compile command for the listed sources.
   std::string FixedError;
   std::unique_ptr<tooling::CompilationDatabase> Fixed =
@@ -1428,6 +1499,8 @@ int main(int argc, const char **argv) {
     return usageError(First.empty() ? "invalid command line" : First);
   }
 
+  for (const std::string &File : HookFiles)
+    Sources.addValue(File);
   if (!WorkerRequestPath.empty())
     return runWorker(std::move(Fixed));
   if (!PchRequestPath.empty())
