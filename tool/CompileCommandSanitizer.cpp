@@ -107,6 +107,46 @@ std::optional<uint64_t> clangDefaultBound(StringRef Name) {
       .Default(std::nullopt);
 }
 
+/// The include-path, macro and preprocessor options kept (by their unaliased
+/// names): an allow-list over the driver's -I, -i and preprocessor groups, whose
+/// other members read compiled or special files (-fmodule-file=, a committed
+/// .pcm deserialised; -fprebuilt-module-path=; -ivfsoverlay, whose missing file
+/// crashed clang; -iapinotes-modules, another YAML reader) or write files.
+bool allowedSearchOption(StringRef Name) {
+  static const char *const Allowed[] = {
+      "I", "I-", "D", "U", "C", "CC", "P", "undef", "embed-dir=", "nobuiltininc", "nocudainc",
+      "nogpuinc", "nohipwrapperinc", "nostdinc", "nostdinc++", "nostdlibinc", "include",
+      "imacros", "isystem", "isystem-after", "idirafter", "iquote", "iprefix", "iwithprefix",
+      "iwithprefixbefore", "iwithsysroot", "isysroot", "cxx-isystem", "stdlib++-isystem",
+      "ibuiltininc", "iframework", "iframeworkwithsysroot", "system-header-prefix=",
+      "no-system-header-prefix=", "offload-inc", "no-offload-inc"};
+  for (const char *A : Allowed)
+    if (Name == A)
+      return true;
+  return false;
+}
+
+/// -f flags without a value that make clang read module maps, module files or
+/// API notes (YAML) from the repository's directories.
+bool readsModulesOrApiNotes(StringRef Name) {
+  return Name.starts_with("fmodule") || Name.starts_with("fcxx-modules") ||
+         Name.starts_with("fimplicit-module-maps") || Name.starts_with("fbuiltin-module-map") ||
+         Name.starts_with("fapinotes") || Name.starts_with("fprebuilt-");
+}
+
+/// The languages -x may name: source and header languages. Others make clang
+/// read the input as a compiled file (`-x ast`, `-x ir`, `-x pcm`).
+bool allowedLanguage(StringRef Language) {
+  static const char *const Allowed[] = {
+      "c", "c++", "cuda", "hip", "c-header", "c++-header", "c++-user-header",
+      "c++-system-header", "objective-c", "objective-c++", "objective-c-header",
+      "objective-c++-header", "cl", "cpp-output", "c++-cpp-output"};
+  for (const char *A : Allowed)
+    if (Language == A)
+      return true;
+  return false;
+}
+
 /// Why an option must not reach clang, or nullptr when it may (subject to
 /// the keep list). Decided on the driver's own parse of the option.
 const char *dangerOf(const opt::Option &O, const opt::Arg &A) {
@@ -164,6 +204,15 @@ const char *dangerOf(const opt::Option &O, const opt::Arg &A) {
   }
   if (O.matches(opts::OPT_M_Group))
     return WritesFiles;
+  if ((O.matches(opts::OPT_I_Group) || O.matches(opts::OPT_clang_i_Group) ||
+       O.matches(opts::OPT_i_Group) || O.matches(opts::OPT_Preprocessor_Group)) &&
+      !allowedSearchOption(Name))
+    return SpecialReader;
+  if (O.getID() == opts::OPT_x && A.getNumValues() == 1 && !allowedLanguage(A.getValue()))
+    return ReadsCompiled;
+  if ((O.matches(opts::OPT_f_Group) || O.matches(opts::OPT_f_clang_Group)) &&
+      O.getKind() == opt::Option::FlagClass && readsModulesOrApiNotes(Name))
+    return SpecialReader;
   if (Name.starts_with("ftime-trace") || Name.starts_with("fsave-optimization-record") ||
       Name.starts_with("fproc-stat-report") || Name.starts_with("save-stats") ||
       Name.starts_with("stats-file") || Name.starts_with("save-temps") ||
