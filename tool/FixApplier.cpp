@@ -2,6 +2,7 @@
 #include "clang/Format/Format.h"
 
 #include "clang/Tooling/Core/Replacement.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -314,41 +315,50 @@ void mergeCoincidentInsertions(std::vector<FindingRecord> &Errors) {
 }
 
 /// Why --fix must not write Path, or "". Only regular files inside the
-/// project are written: the project is the nearest directory above Path (as
-/// named, symlinks not followed) that holds a .git, else Path's own directory.
-/// A file that resolves outside it (a committed symlink to a file elsewhere)
-/// is refused; one that resolves inside is fixed at its target.
-static std::string outsideProjectReason(StringRef Path) {
-  SmallString<256> Root;
-  for (StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
-       Dir = llvm::sys::path::parent_path(Dir)) {
-    SmallString<256> Git(Dir);
-    llvm::sys::path::append(Git, ".git");
-    if (llvm::sys::fs::exists(Git)) {
-      Root = Dir;
-      break;
+/// project are written: under one of ProjectRoots (real paths compared), or,
+/// when there are none, under the nearest directory above Path (as named,
+/// symlinks not followed) that holds a .git, else Path's own directory. A
+/// file that resolves outside (a committed symlink to a file elsewhere) is
+/// refused; one that resolves inside is fixed at its target.
+static std::string outsideProjectReason(StringRef Path, llvm::ArrayRef<std::string> ProjectRoots) {
+  std::vector<std::string> Roots(ProjectRoots.begin(), ProjectRoots.end());
+  if (Roots.empty()) {
+    SmallString<256> Root;
+    for (StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
+         Dir = llvm::sys::path::parent_path(Dir)) {
+      SmallString<256> Git(Dir);
+      llvm::sys::path::append(Git, ".git");
+      if (llvm::sys::fs::exists(Git)) {
+        Root = Dir;
+        break;
+      }
+      if (llvm::sys::path::parent_path(Dir) == Dir)
+        break;
     }
-    if (llvm::sys::path::parent_path(Dir) == Dir)
-      break;
+    Roots.push_back(Root.empty() ? llvm::sys::path::parent_path(Path).str() : Root.str().str());
   }
-  if (Root.empty())
-    Root = llvm::sys::path::parent_path(Path);
-  SmallString<256> RealRoot, RealPath;
-  if (llvm::sys::fs::real_path(Root, RealRoot) || llvm::sys::fs::real_path(Path, RealPath))
+  SmallString<256> RealPath;
+  if (llvm::sys::fs::real_path(Path, RealPath))
     return "cannot resolve " + Path.str();
   llvm::sys::fs::file_status Status;
   if (llvm::sys::fs::status(RealPath, Status) || !llvm::sys::fs::is_regular_file(Status))
     return Path.str() + " is not a regular file";
-  StringRef Inside = RealPath;
-  if (!Inside.consume_front(RealRoot) || !Inside.starts_with("/"))
-    return Path.str() + " resolves to " + RealPath.str().str() + ", outside the project " +
-           RealRoot.str().str();
-  return "";
+  for (const std::string &Root : Roots) {
+    SmallString<256> RealRoot;
+    if (llvm::sys::fs::real_path(Root, RealRoot))
+      continue;
+    StringRef Inside = RealPath;
+    if (Inside.consume_front(RealRoot) && Inside.starts_with("/"))
+      return "";
+  }
+  return Path.str() + " resolves to " + RealPath.str().str() + ", outside the project " +
+         llvm::join(Roots, ", ");
 }
 
 FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
                       bool DryRun, llvm::raw_ostream &Out,
-                      llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot) {
+                      llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot,
+                      llvm::ArrayRef<std::string> ProjectRoots) {
   FixSummary Summary;
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> ConfigFiles =
       makeConfigFileSystem(llvm::vfs::getRealFileSystem());
@@ -406,7 +416,7 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
   for (const auto &Entry : PerFile) {
     StringRef Path = Entry.first();
     unsigned Findings = Contributors[Path.str()].size();
-    if (std::string Reason = outsideProjectReason(Path); !Reason.empty()) {
+    if (std::string Reason = outsideProjectReason(Path, ProjectRoots); !Reason.empty()) {
       Log << "torch-syncfree: error: " << Reason << "; its fixes were not written\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
       continue;

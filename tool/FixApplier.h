@@ -28,9 +28,15 @@ struct FixSummary {
 /// "google", a `{key: value}` style): the code around each fix is cleaned up
 /// and the changed lines formatted with clang-format's library. \p DiffRoot:
 /// the directory the diff's `a/` `b/` paths are relative to (the repository root).
+/// \p ProjectRoots: the directories files may be written under (absolute):
+/// those the user's run names (the work trees around the working directory,
+/// -p and the sources on the command line), never a header's own checkout:
+/// a repository whose -I names a sibling checkout must not get it rewritten.
+/// Empty: the work tree around each file.
 FixSummary applyFixes(const std::vector<FindingRecord> &Errors, bool DryRun,
                       llvm::raw_ostream &Out, llvm::raw_ostream &Log,
-                      llvm::StringRef FormatStyle = "none", llvm::StringRef DiffRoot = "");
+                      llvm::StringRef FormatStyle = "none", llvm::StringRef DiffRoot = "",
+                      llvm::ArrayRef<std::string> ProjectRoots = {});
 
 /// Merges insertions that several findings make at one place of a file into
 /// the first finding's (clang-apply-replacements refuses two insertions at one

@@ -806,10 +806,12 @@ makeUnitFileSystem(std::string &Error,
   return UnitFS;
 }
 
-/// Where #embed may read (RunOptions::EmbedRoots): the work trees around what
-/// the user's run names (the working directory, -p, the sources on the command
-/// line), never a directory the repository's flags name.
-std::vector<std::string> userEmbedRoots() {
+/// The project as the user's run names it: the work trees around the working
+/// directory, -p and the sources on the command line; never a directory the
+/// repository's flags name. #embed reads only under it (RunOptions::EmbedRoots)
+/// and --fix writes only under it (a header of a sibling checkout named by -I
+/// is not rewritten).
+std::vector<std::string> userProjectRoots() {
   std::vector<std::string> Roots;
   auto Add = [&](StringRef Dir) {
     SmallString<256> Absolute(Dir);
@@ -923,7 +925,7 @@ void analyseUnits(Batch &B) {
       return torch_syncfree::runPchInWorker(Self, Command, Header, Output, Limit);
     }});
   }
-  const std::vector<std::string> EmbedRoots = userEmbedRoots();
+  const std::vector<std::string> EmbedRoots = userProjectRoots();
   {
     DefaultThreadPool Pool(hardware_concurrency(std::min<unsigned>(Threads, Files.size())));
     auto AnalyseUnit = [&](size_t I) {
@@ -1288,7 +1290,8 @@ std::optional<int> exportAndFix(Batch &B) {
       sys::path::append(Here, "-");
       Style = makeOptionsProvider()->getOptions(Here).FormatStyle.value_or("none");
     }
-    B.Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs(), Style, SarifRoot);
+    B.Fixes = torch_syncfree::applyFixes(AllFindings, DryRun, DiffOut, errs(), Style, SarifRoot,
+                                         userProjectRoots());
     errs() << "torch-syncfree: " << (DryRun ? "would apply " : "applied ") << B.Fixes.Applied
            << " fix(es) to " << B.Fixes.FilesChanged << " file(s)";
     if (B.Fixes.Skipped)
@@ -1434,7 +1437,7 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
   ClangTidyContext Context(makeOptionsProvider());
   torch_syncfree::RunOptions Run;
   Run.SharedPch = Request->SharedPch;
-  Run.EmbedRoots = userEmbedRoots(); // the same run's arguments: the same roots
+  Run.EmbedRoots = userProjectRoots(); // the same run's arguments: the same roots
   bool ParsedPlainly = false;
   Run.ParsedPlainly = &ParsedPlainly;
   std::vector<std::string> ReadFiles;
