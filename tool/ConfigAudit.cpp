@@ -2,6 +2,7 @@
 
 #include "clang-tidy/GlobList.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 #include <set>
@@ -67,6 +68,42 @@ std::vector<ConfigNotice> auditRepositoryConfig(ClangTidyOptionsProvider &Provid
           Set.push_back((Key + ": " + Value.Value).str());
       }
       llvm::sort(Set);
+      // Settings other than the checks' that change what is reported: which
+      // headers' findings are shown (HeaderFilterRegex: '^$' hid every header
+      // finding without a word), system headers, the file kinds, and the
+      // arguments added to or removed from every compile command.
+      std::vector<std::string> Scope;
+      auto Quoted = [](llvm::StringRef Text) { return "'" + Text.str() + "'"; };
+      auto Joined = [&](const std::vector<std::string> &Items) {
+        std::vector<std::string> Q;
+        for (const std::string &Item : Items)
+          Q.push_back(Quoted(Item));
+        return "[" + llvm::join(Q, ", ") + "]";
+      };
+      auto Scalar = [&](llvm::StringRef Name, const auto &OwnValue, const auto &FinalValue,
+                        const auto &WithoutValue, auto Show) {
+        if (OwnValue && FinalValue == OwnValue && WithoutValue != OwnValue)
+          Scope.push_back((Name + ": " + Show(*OwnValue)).str());
+      };
+      Scalar("HeaderFilterRegex", Own.HeaderFilterRegex, All.HeaderFilterRegex,
+             Without.HeaderFilterRegex, Quoted);
+      Scalar("ExcludeHeaderFilterRegex", Own.ExcludeHeaderFilterRegex, All.ExcludeHeaderFilterRegex,
+             Without.ExcludeHeaderFilterRegex, Quoted);
+      Scalar("SystemHeaders", Own.SystemHeaders, All.SystemHeaders, Without.SystemHeaders,
+             [](bool B) { return std::string(B ? "true" : "false"); });
+      Scalar("HeaderFileExtensions", Own.HeaderFileExtensions, All.HeaderFileExtensions,
+             Without.HeaderFileExtensions, Joined);
+      Scalar("ImplementationFileExtensions", Own.ImplementationFileExtensions,
+             All.ImplementationFileExtensions, Without.ImplementationFileExtensions, Joined);
+      // Argument lists are appended by each source, never replaced.
+      for (auto [Name, List] : {std::pair<llvm::StringRef, const std::optional<ClangTidyOptions::ArgList> *>(
+                                    "ExtraArgs", &Own.ExtraArgs),
+                                {"ExtraArgsBefore", &Own.ExtraArgsBefore},
+                                {"RemovedArgs", &Own.RemovedArgs}})
+        if (*List && !(*List)->empty())
+          Scope.push_back((Name + ": " + Joined(**List)).str());
+      for (std::string &Item : Scope)
+        Set.push_back(std::move(Item));
       std::string Path = Sources[I].second;
       auto Add = [&](std::string Message) {
         if (Seen.insert({Path, Message}).second)
