@@ -74,7 +74,45 @@ static void removeStaleTemporaries(const std::string &Dir) {
   ::closedir(D);
 }
 
+/// A symbolic link among Dir's ancestors inside the work tree that holds it
+/// ("" when none): a repository can commit `build` as a link to anywhere, and
+/// `-p build` (or --cache-dir=build/cache) would then write caches there. Links
+/// above the work tree (the user's own file system layout) are the user's.
+static std::string linkInsideWorkTree(llvm::StringRef Dir) {
+  llvm::SmallString<256> Absolute(Dir);
+  if (llvm::sys::fs::make_absolute(Absolute))
+    return "";
+  llvm::sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+  llvm::SmallString<256> Root;
+  for (llvm::StringRef At = llvm::sys::path::parent_path(Absolute); !At.empty();
+       At = llvm::sys::path::parent_path(At)) {
+    llvm::SmallString<256> Git(At);
+    llvm::sys::path::append(Git, ".git");
+    struct stat Status;
+    if (::lstat(Git.c_str(), &Status) == 0) {
+      Root = At;
+      break;
+    }
+    if (llvm::sys::path::parent_path(At) == At)
+      break;
+  }
+  if (Root.empty())
+    return "";
+  for (llvm::StringRef At = llvm::sys::path::parent_path(Absolute);
+       At.size() > Root.size() && At.starts_with(Root); At = llvm::sys::path::parent_path(At)) {
+    struct stat Status;
+    llvm::SmallString<256> Name(At);
+    if (::lstat(Name.c_str(), &Status) == 0 && S_ISLNK(Status.st_mode))
+      return Name.str().str();
+  }
+  return "";
+}
+
 std::string prepareCacheDirectory(llvm::StringRef Dir, llvm::ArrayRef<llvm::StringRef> Subdirs) {
+  if (std::string Link = linkInsideWorkTree(Dir); !Link.empty())
+    return Dir.str() + " lies under " + Link +
+           ", a symbolic link inside the checkout (a committed link can point anywhere; "
+           "pass --cache-dir with a path without one)";
   std::vector<std::string> Paths{Dir.str()};
   for (llvm::StringRef Sub : Subdirs)
     Paths.push_back((Dir + "/" + Sub).str());
