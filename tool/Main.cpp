@@ -1186,9 +1186,31 @@ std::optional<int> postProcess(Batch &B) {
   }
   if (!Baseline.empty()) {
     std::set<std::tuple<std::string, unsigned, std::string>> Keep;
-    std::string Failure = torch_syncfree::applyBaseline(Reported, Baseline, Baselined);
+    // The change under review (--diff, --pre-commit) must not baseline its own
+    // findings unnoticed: entries the baseline gained since the ref that hide a
+    // finding now are said, on stderr (--quiet too) and in SARIF.
+    std::optional<std::string> BaseText;
+    std::vector<std::string> Gained;
+    SmallString<256> Relative(Baseline);
+    if (!DiffRef.empty() && sys::path::is_relative(Relative))
+      BaseText = gitOutput({"git", "show", "--end-of-options", DiffRef + ":./" + Baseline})
+                     .value_or(std::string());
+    std::string Failure = torch_syncfree::applyBaseline(Reported, Baseline, Baselined, BaseText,
+                                                        BaseText ? &Gained : nullptr);
     if (!Failure.empty())
       return usageError(Failure);
+    if (!Gained.empty()) {
+      torch_syncfree::ConfigNotice Notice;
+      Notice.File = Baseline;
+      Notice.Message = "gained " +
+                       (Gained.size() == 1 ? std::string("1 entry")
+                                           : std::to_string(Gained.size()) + " entries") +
+                       " since " +
+                       torch_syncfree::printable(DiffRef) +
+                       " that hide findings of the change under review: " + join(Gained, ", ");
+      Notice.Remedy = "review them: a change should not baseline its own findings";
+      B.ConfigNotices.push_back(std::move(Notice));
+    }
     for (const auto &F : Reported)
       Keep.insert({F.File, F.Offset, F.Check});
     for (UnitResult &Unit : Units)
@@ -1234,7 +1256,9 @@ void printFindings(Batch &B) {
   std::vector<StringRef> CheckNames;
   for (const torch_syncfree::CheckInfo &Info : torch_syncfree::checkCatalog())
     CheckNames.push_back(Info.Name);
-  B.ConfigNotices = torch_syncfree::auditRepositoryConfig(*makeOptionsProvider(), B.Files, CheckNames);
+  std::vector<torch_syncfree::ConfigNotice> Audit =
+      torch_syncfree::auditRepositoryConfig(*makeOptionsProvider(), B.Files, CheckNames);
+  B.ConfigNotices.insert(B.ConfigNotices.begin(), Audit.begin(), Audit.end());
   std::vector<torch_syncfree::MissedSync> Missed;
   std::vector<torch_syncfree::ReportedFinding> Joined;
   if (LoadedProfile) {
@@ -1317,8 +1341,8 @@ void printSummary(Batch &B) {
   auto &Fixes = B.Fixes;
   // Always said, --quiet too: a repository narrowing its own CI check is news.
   for (const torch_syncfree::ConfigNotice &N : B.ConfigNotices)
-    errs() << "torch-syncfree: warning: " << N.File << " " << N.Message
-           << " (--ignore-repo-config or --config-file pins the checks)\n";
+    errs() << "torch-syncfree: warning: " << torch_syncfree::printable(N.File) << " " << N.Message
+           << " (" << N.Remedy << ")\n";
   // A cache that cannot be written is no cache: one warning each, --quiet too.
   if (Results && !Results->writeFailure().empty())
     errs() << "torch-syncfree: warning: the results cache is not written: "

@@ -6,6 +6,7 @@
 #include "CheckCatalog.h"
 #include "FixApplier.h"
 #include "JsonLimits.h"
+#include "InputFiles.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -462,41 +463,67 @@ std::string writeBaseline(const std::vector<ReportedFinding> &Findings, StringRe
   return writeFileAtomically(Path, Text);
 }
 
-std::string applyBaseline(std::vector<ReportedFinding> &Findings, StringRef Path,
-                          unsigned &Suppressed) {
-  auto Buffer = llvm::MemoryBuffer::getFile(Path);
-  if (!Buffer)
-    return "cannot read baseline '" + Path.str() + "': " + Buffer.getError().message();
-  std::string Deep = checkJsonNesting((*Buffer)->getBuffer());
+namespace {
+using BaselineEntries = std::map<std::tuple<std::string, std::string, std::string>, unsigned>;
+
+/// The entries of a baseline's text (a multiset: two identical lines in a file
+/// need two entries), or an error message.
+std::string parseBaseline(StringRef Text, StringRef Path, BaselineEntries &Known) {
+  std::string Deep = checkJsonNesting(Text);
   if (!Deep.empty())
-    return "baseline '" + Path.str() + "' is not a torch-syncfree baseline: " + Deep;
-  llvm::Expected<llvm::json::Value> Parsed = llvm::json::parse((*Buffer)->getBuffer());
+    return "baseline '" + printable(Path) + "' is not a torch-syncfree baseline: " + Deep;
+  llvm::Expected<llvm::json::Value> Parsed = llvm::json::parse(Text);
   if (!Parsed) {
     std::string Message = llvm::toString(Parsed.takeError());
-    return "baseline '" + Path.str() + "' is not JSON: " + Message;
+    return "baseline '" + printable(Path) + "' is not JSON: " + Message;
   }
   const llvm::json::Object *Root = Parsed->getAsObject();
   const llvm::json::Array *Entries = Root ? Root->getArray("findings") : nullptr;
   if (!Root || !Root->getInteger("torch-syncfree-baseline") || !Entries)
-    return "baseline '" + Path.str() + "' is not a torch-syncfree baseline (write one with "
-                                       "--write-baseline)";
-  // A multiset: two identical lines in a file need two baseline entries.
-  std::map<std::tuple<std::string, std::string, std::string>, unsigned> Known;
+    return "baseline '" + printable(Path) +
+           "' is not a torch-syncfree baseline (write one with --write-baseline)";
   for (const llvm::json::Value &Entry : *Entries) {
     const llvm::json::Object *E = Entry.getAsObject();
     auto Check = E ? E->getString("check") : std::nullopt;
     auto File = E ? E->getString("file") : std::nullopt;
     auto Line = E ? E->getString("line") : std::nullopt;
     if (!Check || !File || !Line)
-      return "baseline '" + Path.str() + "' has an entry without check, file and line";
+      return "baseline '" + printable(Path) + "' has an entry without check, file and line";
     ++Known[{Check->str(), File->str(), Line->str()}];
   }
+  return "";
+}
+} // namespace
+
+std::string applyBaseline(std::vector<ReportedFinding> &Findings, StringRef Path,
+                          unsigned &Suppressed, const std::optional<std::string> &BaseText,
+                          std::vector<std::string> *Gained) {
+  // The bounded reader: a baseline linked to /dev/zero or /dev/stdin is refused.
+  std::string Why;
+  std::unique_ptr<llvm::MemoryBuffer> Buffer = readInputFile(Path, uint64_t(64) << 20, Why);
+  if (!Buffer)
+    return "cannot read baseline '" + printable(Path) + "': " + Why;
+  BaselineEntries Known, Before;
+  if (std::string Error = parseBaseline(Buffer->getBuffer(), Path, Known); !Error.empty())
+    return Error;
+  // The baseline at the ref under review; unreadable there counts as empty.
+  if (BaseText && !BaseText->empty() && !parseBaseline(*BaseText, Path, Before).empty())
+    Before.clear();
   std::vector<ReportedFinding> Kept;
   for (ReportedFinding &F : Findings) {
-    auto It = Known.find({F.Check, relativeToCwd(F.File), F.SourceLine});
+    auto Key = std::make_tuple(F.Check, relativeToCwd(F.File), F.SourceLine);
+    auto It = Known.find(Key);
     if (It != Known.end() && It->second > 0) {
       --It->second;
       ++Suppressed;
+      if (BaseText && Gained) {
+        auto Old = Before.find(Key);
+        if (Old != Before.end() && Old->second > 0)
+          --Old->second;
+        else
+          Gained->push_back(printable(relativeToCwd(F.File)) + ":" + std::to_string(F.Line) +
+                            " [" + F.Check + "]");
+      }
       continue;
     }
     Kept.push_back(std::move(F));

@@ -56,6 +56,8 @@ struct ReportedFinding {
 struct ConfigNotice {
   std::string File;    ///< the configuration file
   std::string Message; ///< what it does: "disables ...", "sets ..."
+  /// How a CI run pins it (appended on stderr, in parentheses).
+  std::string Remedy = "--ignore-repo-config or --config-file pins the checks";
 };
 
 /// Findings of torch-sync checks (compiler diagnostics are not findings).
@@ -90,9 +92,16 @@ std::string checkDocsUrl(llvm::StringRef Check);
 /// Baselines: findings matched by check, file and normalised source line, so edits
 /// elsewhere in a file do not bring a baselined finding back.
 std::string writeBaseline(const std::vector<ReportedFinding> &Findings, llvm::StringRef Path);
-/// Removes findings present in the baseline. Returns an error message or "".
+/// Removes findings present in the baseline (read through the bounded reader:
+/// a regular file of at most 64 MiB). Returns an error message or "".
+/// \p BaseText: the same baseline as it was at the ref under review (--diff),
+/// "" when it did not exist there; entries it lacks that suppress a finding
+/// now (a change that baselines its own findings) are listed in \p Gained as
+/// "file:line [check]". Not given: nothing is compared.
 std::string applyBaseline(std::vector<ReportedFinding> &Findings, llvm::StringRef Path,
-                          unsigned &Suppressed);
+                          unsigned &Suppressed,
+                          const std::optional<std::string> &BaseText = std::nullopt,
+                          std::vector<std::string> *Gained = nullptr);
 
 /// clang's first error as a "does not compile" message may quote it: its first
 /// line, at most 240 bytes, and without a static_assert's evaluated message
