@@ -1469,6 +1469,7 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
     Run.ReadFiles = &ReadFiles;
   std::vector<FindingRecord> Findings =
       torch_syncfree::runChecks(Context, *B.Compilations, {Request->File}, UnitFS, Run);
+  torch_syncfree::pauseForTesting("worker"); // test/tool/untrusted-worker-files.test
   if (!torch_syncfree::writeWorkerResponse(WorkerResponsePath, Findings, ParsedPlainly, ReadFiles,
                                            Request->WantReadFiles ? Misses->paths()
                                                                   : std::vector<std::string>()))
