@@ -402,7 +402,7 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
       }
     if (Conflict) {
       ++Summary.Skipped;
-      Log << "torch-syncfree: note: fix for " << Error.Message.FilePath << " ["
+      Log << "torch-syncfree: note: fix for " << printable(Error.Message.FilePath) << " ["
           << Error.DiagnosticName << "] conflicts with another fix; not applied\n";
       continue;
     }
@@ -417,14 +417,14 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
     StringRef Path = Entry.first();
     unsigned Findings = Contributors[Path.str()].size();
     if (std::string Reason = outsideProjectReason(Path, ProjectRoots); !Reason.empty()) {
-      Log << "torch-syncfree: error: " << Reason << "; its fixes were not written\n";
+      Log << "torch-syncfree: error: " << printable(Reason) << "; its fixes were not written\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
       continue;
     }
     auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!Buffer) {
-      Log << "torch-syncfree: error: cannot read " << Path << " to fix it\n";
+      Log << "torch-syncfree: error: cannot read " << printable(Path) << " to fix it\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
       continue;
     }
@@ -433,7 +433,7 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
     StringRef Before = (*Buffer)->getBuffer();
     std::optional<uint64_t> Parsed = ReadContents::lookup(Path);
     if (!Parsed || *Parsed != ReadContents::hash(Before)) {
-      Log << "torch-syncfree: warning: " << Path
+      Log << "torch-syncfree: warning: " << printable(Path)
           << " changed after it was parsed; its fixes were not written\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.Stale = true;
       continue;
@@ -465,7 +465,7 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
       llvm::Expected<tooling::Replacements> Formatted =
           Cleaned ? format::formatReplacements(Before, *Cleaned, *Style) : Cleaned.takeError();
       if (!Formatted) {
-        Log << "torch-syncfree: warning: " << Path << ": fixes not formatted: "
+        Log << "torch-syncfree: warning: " << printable(Path) << ": fixes not formatted: "
             << llvm::toString(Formatted.takeError()) << "\n";
       } else {
         Adapted = std::move(*Formatted);
@@ -473,7 +473,7 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
     }
     llvm::Expected<std::string> After = tooling::applyAllReplacements(Before, Adapted);
     if (!After) {
-      Log << "torch-syncfree: error: cannot apply fixes to " << Path << ": "
+      Log << "torch-syncfree: error: cannot apply fixes to " << printable(Path) << ": "
           << llvm::toString(After.takeError()) << "\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
       continue;
@@ -487,7 +487,7 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
     }
     std::string Failure = writeFileAtomically(Path, *After, *Parsed);
     if (!Failure.empty()) {
-      Log << "torch-syncfree: error: " << Failure << "\n";
+      Log << "torch-syncfree: error: " << printable(Failure) << "\n";
       Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
       continue;
     }

@@ -1,6 +1,8 @@
 #include "Formatters.h"
 
 #include "FixApplier.h"
+#include "InputFiles.h"
+#include "Reporting.h"
 #include "clang-tidy/ClangTidy.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,12 +36,51 @@ public:
       if (!Text || !fixStaysOnLine(Error, Text->getBuffer()))
         Error.Message.Fix.clear();
     }
+    // clang's printer writes paths and messages as they are: a file name with
+    // a line break would start a line a CI runner parses (`::error ...`). Such
+    // a finding is printed here, escaped and without its source snippet.
+    auto Printable = [](const clang::tooling::DiagnosticMessage &M) {
+      return printable(M.FilePath) == M.FilePath && printable(M.Message) == M.Message;
+    };
+    std::vector<FindingRecord> Escaped;
+    llvm::erase_if(Printed, [&](FindingRecord &Error) {
+      if (Printable(Error.Message) && llvm::all_of(Error.Notes, Printable))
+        return false;
+      Escaped.push_back(std::move(Error));
+      return true;
+    });
     unsigned WarningsAsErrors = 0;
     // clang-tidy's printer writes to stdout.
     std::optional<StdoutToStderr> Redirect;
     if (FindingsToStderr)
       Redirect.emplace();
     handleErrors(asClangTidyErrors(Printed), Context, FB_NoFix, WarningsAsErrors, BaseFS);
+    llvm::raw_ostream &OS = llvm::outs();
+    for (const FindingRecord &Error : Escaped) {
+      auto Line = [&](const clang::tooling::DiagnosticMessage &M, llvm::StringRef Level, llvm::StringRef Name) {
+        OS << printable(M.FilePath);
+        if (!M.FilePath.empty())
+          OS << ":" << lineColumnText(M.FilePath, M.FileOffset);
+        OS << ": " << Level << ": " << printable(M.Message);
+        if (!Name.empty())
+          OS << " [" << Name << "]";
+        OS << "\n";
+      };
+      Line(Error.Message, Error.DiagLevel == ClangTidyError::Error ? "error" : "warning",
+           Error.DiagnosticName);
+      for (const clang::tooling::DiagnosticMessage &Note : Error.Notes)
+        Line(Note, "note", "");
+    }
+    OS.flush();
+  }
+
+  /// "line:column" of Offset in File ("0:0" when it cannot be read).
+  std::string lineColumnText(llvm::StringRef File, unsigned Offset) {
+    std::string Where = fileLineColumn(File, Offset);
+    llvm::StringRef Rest = Where;
+    if (!Rest.consume_front(File) || !Rest.consume_front(":"))
+      return "0:0";
+    return Rest.str();
   }
 
 private:

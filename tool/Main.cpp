@@ -1064,8 +1064,9 @@ void analyseUnits(Batch &B) {
                    << (FindingCount == 1 ? " finding, " : " findings, ") << format("%.1f", Elapsed)
                    << " s" << (Finished == Files.size() ? "\n" : "");
           else
-            errs() << "torch-syncfree: [" << Finished << "/" << Files.size() << "] " << Files[I]
-                   << ": " << counted(Unit.Findings.size(), "finding") << "\n";
+            errs() << "torch-syncfree: [" << Finished << "/" << Files.size() << "] "
+                   << torch_syncfree::printable(Files[I]) << ": "
+                   << counted(Unit.Findings.size(), "finding") << "\n";
         }
       };
     // Units start in the order that lets the PCH builds of -jN run side by
@@ -1134,11 +1135,11 @@ std::optional<int> postProcess(Batch &B) {
     UnitResult &Unit = Units[I];
     if (!Unit.CompileError.empty()) {
       if (Unit.CannotAnalyse)
-        errs() << "torch-syncfree: error: " << Files[I] << " cannot be analysed: "
-               << Unit.CompileError << "\n";
+        errs() << "torch-syncfree: error: " << torch_syncfree::printable(Files[I])
+               << " cannot be analysed: " << torch_syncfree::printable(Unit.CompileError) << "\n";
       else
-        errs() << "torch-syncfree: error: " << Files[I] << " does not compile: "
-               << Unit.CompileError << "\n";
+        errs() << "torch-syncfree: error: " << torch_syncfree::printable(Files[I])
+               << " does not compile: " << torch_syncfree::printable(Unit.CompileError) << "\n";
       CompileFailed = true;
       if (!FixErrors)
         for (FindingRecord &Error : Unit.Findings)
