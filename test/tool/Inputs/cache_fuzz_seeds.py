@@ -15,7 +15,8 @@ finding = {"check": "torch-sync-item", "level": 1, "buildDirectory": "/tmp", "wa
                                          "text": "int"}]},
            "notes": [], "facts": {"dependency": "false", "loopLine": 3}}
 seeds = {
-    "entry": {"inputs": [{"file": "/tmp/input.cpp", "hash": "0123456789abcdef"}], "findings": [finding]},
+    "entry": {"inputs": [{"file": "/tmp/input.cpp", "hash": "0123456789abcdef"}], "findings": [finding],
+              "absent": ["/tmp/no-such-header.h", {"hex": "2f746d702f62ff"}]},
     "empty-inputs": {"inputs": [], "findings": []},
     "deep": {"inputs": [[[[[[[[]]]]]]]], "findings": {}},
 }
@@ -23,9 +24,10 @@ for name, value in seeds.items():
     with open(os.path.join(out, "results-" + name), "wb") as f:
         f.write(b"\x01" + json.dumps(value).encode())
 manifests = {
-    "manifest": "torch-syncfree shared PCH v2\npch 00ff\n12 1700000000000000000 /tmp/input.cpp\n",
-    "no-deps": "torch-syncfree shared PCH v2\npch 00ff\n",
-    "bad-line": "torch-syncfree shared PCH v2\npch \n  /dev/zero\nx y\n",
+    "manifest": "torch-syncfree shared PCH v3\npch 00ff\n12 1700000000000000000 /tmp/input.cpp\n",
+    "no-deps": "torch-syncfree shared PCH v3\npch 00ff\n",
+    "bad-line": "torch-syncfree shared PCH v3\npch \n  /dev/zero\nx y\n",
+    "absent": "torch-syncfree shared PCH v3\npch 00ff\n12 1700000000000000000 /tmp/input.cpp\nabsent /tmp/no-such.h\nabsent \n",
 }
 for name, text in manifests.items():
     with open(os.path.join(out, "pch-" + name), "wb") as f:
