@@ -341,6 +341,19 @@ elif scenario == "hostile":
     c.open(evil_src, STEP)
     print("hostile flags: %d diagnostics, marker written: %s" % (
         len(c.diagnostics(uri_of(evil_src))), os.path.exists(marker)))
+    # Issue 38: a response file naming /dev/stdin (the server's own input) is
+    # refused, never read: the next request is still answered.
+    rsp = os.path.join(work, "rsp")
+    os.makedirs(rsp, exist_ok=True)
+    rsp_src = os.path.join(rsp, "r.cpp")
+    open(rsp_src, "w").write(STEP)
+    write_db(rsp, [{"directory": rsp, "file": rsp_src,
+                    "arguments": ["clang++", "-std=c++17", "-isystem", mock, "@/dev/stdin",
+                                  "-c", rsp_src]}])
+    c.open(rsp_src, STEP)
+    show(c.diagnostics(uri_of(rsp_src)))
+    rid = c.request("no/such/method", {})
+    print("after a stdin response file:", c.wait_response(rid)["error"]["code"])
     bad_uri = "file:///bad%zzuri.cpp"
     c.notify("textDocument/didOpen", {"textDocument": {"uri": bad_uri, "languageId": "cpp",
                                                        "version": 1, "text": ""}})
