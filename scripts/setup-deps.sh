@@ -16,6 +16,9 @@ PACKAGES=(
   neovim                             # a real LSP client for test/tool/nvim.test
   python3-jsonschema                 # SARIF schema validation in test/tool/sarif.test
   libgtest-dev                       # unit tests of the engine (test/unit, gtest)
+  python3-psutil                     # lit's per-test time limit (the suite's only one)
+  libc++-22-dev libc++abi-22-dev     # common companions of clang-22: the build must not
+                                     # depend on their absence (issue 39: cxxabi.h)
 )
 
 missing=()

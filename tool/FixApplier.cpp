@@ -19,19 +19,21 @@ using namespace clang;
 namespace torch_syncfree {
 
 void pauseForTesting(StringRef Point) {
-  // Tests edit a file at a chosen point of a run through this pause
-  // (TORCH_SYNCFREE_TESTING_PAUSE=<point>:<milliseconds>); it only sleeps.
+  // Tests act at a chosen point of a run through this pause
+  // (TORCH_SYNCFREE_TESTING_PAUSE=<point>:<go-file>): the run says it has
+  // paused, then waits until the test creates <go-file> (or stops the run).
+  // No clock decides anything, so a slow machine cannot make a test fail.
   const char *Spec = getenv("TORCH_SYNCFREE_TESTING_PAUSE");
   if (!Spec)
     return;
-  auto [Where, Millis] = StringRef(Spec).split(':');
-  unsigned Ms = 0;
-  if (Where == Point && !Millis.getAsInteger(10, Ms)) {
-    // The test waits for this line before it edits the file.
-    llvm::errs() << "torch-syncfree: testing: paused at " << Point << "\n";
-    llvm::errs().flush();
-    std::this_thread::sleep_for(std::chrono::milliseconds(Ms));
-  }
+  auto [Where, GoFile] = StringRef(Spec).split(':');
+  if (Where != Point || GoFile.empty())
+    return;
+  // The test waits for this line before it acts.
+  llvm::errs() << "torch-syncfree: testing: paused at " << Point << "\n";
+  llvm::errs().flush();
+  while (!llvm::sys::fs::exists(GoFile))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 /// Where a rewrite of Path lands: the target of a symbolic link (the link

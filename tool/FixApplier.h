@@ -47,7 +47,8 @@ void mergeCoincidentInsertions(std::vector<FindingRecord> &Errors);
 /// (in its file, with no line break in the replaced or inserted text).
 bool fixStaysOnLine(const clang::tidy::ClangTidyError &Error, llvm::StringRef FileText);
 
-/// Sleeps at \p Point when TORCH_SYNCFREE_TESTING_PAUSE names it (tests only).
+/// Waits at \p Point when TORCH_SYNCFREE_TESTING_PAUSE=<point>:<go-file> names it, until the
+/// test creates <go-file> (tests only).
 void pauseForTesting(llvm::StringRef Point);
 
 /// Replaces \p Path (the target, when it is a symbolic link) by a temporary

@@ -13,7 +13,7 @@ import sys
 import time
 
 tool, tmp, source, mock = sys.argv[1:5]
-env = dict(os.environ, TMPDIR=tmp, TORCH_SYNCFREE_TESTING_PAUSE="worker:3600000")
+env = dict(os.environ, TMPDIR=tmp, TORCH_SYNCFREE_TESTING_PAUSE="worker:" + os.path.join(tmp, "never"))
 run = subprocess.Popen([tool, "--quiet", source, "--", "-std=c++17", "-isystem", mock], env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
