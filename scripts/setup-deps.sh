@@ -14,6 +14,7 @@ PACKAGES=(
   dpkg-dev                           # cpack -G DEB (test/tool/install.test)
   pre-commit                         # the hook run by pre-commit itself (test/tool/pre-commit.test)
   neovim                             # a real LSP client for test/tool/nvim.test
+  emacs-nox elpa-eglot               # the other editor's client for test/tool/emacs.test
   python3-jsonschema                 # SARIF schema validation in test/tool/sarif.test
   libgtest-dev                       # unit tests of the engine (test/unit, gtest)
   python3-psutil                     # lit's per-test time limit (the suite's only one)

@@ -56,6 +56,14 @@ if os.path.exists(os.path.join(cuda_root, "include", "cuda_runtime.h")):
 else:
     lit_config.note("CUDA toolkit not found at %s: .cu tests are UNSUPPORTED" % cuda_root)
 # A real LSP client: Debian's Neovim (scripts/setup-deps.sh installs it).
+# Emacs with eglot (Debian's emacs-nox and elpa-eglot) for test/tool/emacs.test.
+if shutil.which("emacs") and (os.path.isdir("/usr/share/emacs/site-lisp/elpa/eglot-1.9") or any(
+        n.startswith("eglot") for n in os.listdir("/usr/share/emacs/site-lisp/elpa")
+        if os.path.isdir("/usr/share/emacs/site-lisp/elpa"))):
+    config.available_features.add("emacs-eglot")
+else:
+    lit_config.note("emacs or eglot not found (apt-get install emacs-nox elpa-eglot): "
+                    "emacs.test is UNSUPPORTED")
 if shutil.which("nvim"):
     config.available_features.add("nvim")
 else:
