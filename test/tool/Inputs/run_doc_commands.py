@@ -22,7 +22,7 @@ entry = re.search(r"^\s*entry:\s*(.+)$", hook, re.M).group(1)
 args = json.loads(re.search(r"^\s*args:\s*(\[.*\])$", hook, re.M).group(1))
 commands.append(" ".join([entry] + args + ["src/tu0.cpp"]))
 assert len(commands) >= 4, commands
-# The hook compares with HEAD (--diff=HEAD): the repository is a git one, with
+# The hook reads git (which lines count, the baseline at a ref): the repository is a git one, with
 # its sources committed.
 for git in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
     subprocess.run(["git"] + git, cwd=work, check=True)
