@@ -832,6 +832,35 @@ std::vector<std::string> userProjectRoots() {
   return Roots;
 }
 
+/// Whether clang's message about an error in File may be quoted in a "does not
+/// compile" line. A repository can #include any readable file (a CI checkout's
+/// token file, a key): clang's message then quotes its first identifiers
+/// ("unknown type name '<token>'"), and CI logs are often public. Quoted: errors
+/// in the project the user named (outside version-control metadata) and in
+/// system-owned trees (/usr, /opt: compilers, LibTorch packages, CUDA).
+bool mayQuoteErrorIn(StringRef File, ArrayRef<std::string> ProjectRoots) {
+  if (File.empty())
+    return true;
+  SmallString<256> Real;
+  if (sys::fs::real_path(File, Real))
+    Real = File;
+  for (auto It = sys::path::begin(Real), End = sys::path::end(Real); It != End; ++It)
+    if (*It == ".git" || *It == ".hg" || *It == ".svn")
+      return false;
+  auto Under = [&](StringRef Root) {
+    return Real.str().starts_with(Root) &&
+           (Real.size() == Root.size() || Root.ends_with("/") || Real[Root.size()] == '/');
+  };
+  if (Under("/usr/") || Under("/opt/"))
+    return true;
+  for (const std::string &Root : ProjectRoots) {
+    SmallString<256> RealRoot;
+    if (!sys::fs::real_path(Root, RealRoot) && Under(RealRoot))
+      return true;
+  }
+  return false;
+}
+
 /// Analyses every translation unit, in parallel (clang's thread pool); each
 /// unit's result lands in its slot, so the output order is the input order.
 void analyseUnits(Batch &B) {
@@ -1029,7 +1058,11 @@ void analyseUnits(Batch &B) {
                                        ? std::string("(no file)")
                                        : torch_syncfree::fileLineColumn(Error.Message.FilePath,
                                                                         Error.Message.FileOffset)) +
-                                  ": " + torch_syncfree::quotableCompileError(Error.Message.Message);
+                                  ": " +
+                                  (mayQuoteErrorIn(Error.Message.FilePath, EmbedRoots)
+                                       ? torch_syncfree::quotableCompileError(Error.Message.Message)
+                                       : std::string("clang's message is not shown: the error "
+                                                     "is in a file outside the project"));
             continue;
           }
           // A header analysed through an includer: its own findings only.

@@ -135,6 +135,93 @@ static bool isShutdown(const Stmt *S, ASTContext &Ctx) {
   return false;
 }
 
+/// The function (or lambda) whose body holds S, and that body.
+static std::pair<const FunctionDecl *, const Stmt *> enclosingBody(const Stmt *S, ASTContext &Ctx) {
+  DynTypedNodeList Parents = Ctx.getParents(*S);
+  for (int Depth = 0; !Parents.empty() && Depth < 256; ++Depth) {
+    if (const auto *Lambda = Parents[0].get<LambdaExpr>())
+      return {Lambda->getCallOperator(), Lambda->getBody()};
+    if (const auto *FD = Parents[0].get<FunctionDecl>())
+      return {FD, FD->getBody()};
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  return {nullptr, nullptr};
+}
+
+/// Functions whose effect on host memory the tool knows: LibTorch's (stream
+/// ordered), the C++ library's, and the CUDA runtime's asynchronous ones.
+static bool knownCallee(const FunctionDecl *FD) {
+  if (FD->isInStdNamespace() || isInTorchNamespace(FD))
+    return true;
+  static const llvm::StringSet<> Known = {
+      "printf", "fprintf", "puts", "putchar", "fputs", "fflush", "snprintf", "sprintf",
+      "cudaMemcpyAsync", "cudaMemsetAsync", "cudaLaunchKernel", "cudaEventRecord",
+      "cudaStreamWaitEvent", "cudaGetLastError", "cudaPeekAtLastError", "cudaSetDevice",
+      "cudaGetDevice", "cudaEventCreate", "cudaEventDestroy", "cudaStreamCreate",
+      "cudaStreamDestroy", "cudaGetErrorString",
+      // Waits themselves: stream-ordered, they leave no host access unordered.
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy"};
+  return Known.contains(FD->getName());
+}
+
+/// What the host does after Call, in its function and in the rest of its loop
+/// (which runs again), that may depend on the GPU's work: a phrase, or "" when
+/// the tool sees nothing that does. Conservative (issue 43, item 1): a wait
+/// before `std::memcpy` into a reused pinned staging buffer, or before the host
+/// reads managed memory a kernel wrote, was called a false dependency and
+/// "remove it" was a data race. Reads or writes through raw pointers, `memcpy`,
+/// `data_ptr`/accessor reads, calls the tool cannot see and the return to
+/// callers it does not see all count.
+static std::string hostWorkAfter(const CallExpr *Call, ASTContext &Ctx, const Stmt *Loop) {
+  auto [Function, Body] = enclosingBody(Call, Ctx);
+  if (!Body)
+    return "code the tool cannot see";
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation After = SM.getExpansionLoc(Call->getEndLoc());
+  auto RunsAfter = [&](const Stmt *S) {
+    if (Loop && Loop->getSourceRange().fullyContains(S->getSourceRange()))
+      return true;
+    return SM.isBeforeInTranslationUnit(After, SM.getExpansionLoc(S->getBeginLoc()));
+  };
+  std::string Found;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (!S || !Found.empty() || S == Call || isa<LambdaExpr>(S))
+      return;
+    if (const auto *E = dyn_cast<Expr>(S); E && RunsAfter(S)) {
+      if (const auto *C = dyn_cast<CallExpr>(E)) {
+        StringRef Name = calleeName(C);
+        if (Name == "memcpy" || Name == "memmove" || Name == "memcmp" || Name == "copy" ||
+            Name == "copy_n" || Name == "fwrite")
+          Found = "`" + Name.str() + "` on host memory";
+        else if (const auto *M = dyn_cast<CXXMemberCallExpr>(C);
+                 M && isTensorType(M->getImplicitObjectArgument()->getType()) &&
+                 (Name == "data_ptr" || Name == "data" || Name == "const_data_ptr" ||
+                  Name == "mutable_data_ptr" || Name.starts_with("accessor") ||
+                  Name.contains("packed_accessor")))
+          Found = "a `" + Name.str() + "` read of a tensor's memory";
+        else if (const FunctionDecl *FD = C->getDirectCallee();
+                 FD && !FD->hasBody() && !knownCallee(FD) && !isa<CXXMethodDecl>(FD))
+          Found = "a call to `" + FD->getNameAsString() + "`, whose body the tool cannot see";
+      } else if (const auto *U = dyn_cast<UnaryOperator>(E);
+                 U && U->getOpcode() == UO_Deref && U->getSubExpr()->getType()->isPointerType() &&
+                 !U->getSubExpr()->getType()->isFunctionPointerType()) {
+        Found = "a read or write through a raw pointer";
+      } else if (const auto *A = dyn_cast<ArraySubscriptExpr>(E);
+                 A && A->getBase()->IgnoreImpCasts()->getType()->isPointerType()) {
+        Found = "a read or write through a raw pointer";
+      }
+      if (!Found.empty())
+        return;
+    }
+    for (const Stmt *Child : S->children())
+      Visit(Child);
+  };
+  Visit(Body);
+  if (Found.empty() && Function && !Function->isMain())
+    Found = "the return to callers the tool does not see";
+  return Found;
+}
+
 void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   ASTContext &Ctx = *Result.Context;
@@ -204,6 +291,16 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
       Why = "it keeps a host buffer that an asynchronous copy in this loop reads from being "
             "refilled before the copy is done";
     }
+  // A false dependency only when nothing after it on the host may need the
+  // GPU's work; otherwise the wait may protect memory (issue 43, item 1).
+  std::string HostWork;
+  if (!Intentional && !Filled) {
+    HostWork = hostWorkAfter(Call, Ctx, analysis(Ctx).enclosingLoop(Call));
+    if (!HostWork.empty()) {
+      Intentional = true;
+      Why = "the tool cannot show that nothing after it needs the GPU's work (" + HostWork + ")";
+    }
+  }
   Finding F;
   F.What = "`" + Name.str() + "` blocks the host until the GPU work it covers is done";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
@@ -218,7 +315,10 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   } else if (Intentional) {
     F.Use.Kind = Dependency::Intentional;
     F.Use.Reason = Why;
-    if (Why.find("timer") != std::string::npos)
+    if (!HostWork.empty())
+      F.Remedy = "keep it unless that does not use the GPU's results; to wait for less, "
+                 "record a CUDA event after the work that is needed and wait on that event";
+    else if (Why.find("timer") != std::string::npos)
       F.Remedy = "for timing, CUDA events measure without stalling the host";
     else if (Why.find("ends") != std::string::npos)
       F.Remedy = "keep it: it waits once, at the end";
@@ -226,7 +326,8 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
       F.Remedy = "keep it; to overlap more, double-buffer (two staging buffers, each with its own event)";
   } else {
     F.Use.Kind = Dependency::False;
-    F.Use.Reason = "no timer or host-buffer release next to it needs the GPU to be idle";
+    F.Use.Reason = "nothing after it on the host reads or writes memory the GPU uses, and no "
+                   "timer or host-buffer release next to it needs the GPU to be idle";
     F.Remedy = "remove it, or wait on an event for just the work that is needed";
   }
   if (Name == "synchronize" || Name == "cudaDeviceSynchronize")

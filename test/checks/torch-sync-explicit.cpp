@@ -4,14 +4,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 void positives(float *device_buffer, float *host_buffer) {
   for (int step = 0; step < 10; ++step) {
     torch::cuda::synchronize();
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host until the GPU work it covers is done (PyTorch's sync debug mode does not see this one); false dependency: no timer or host-buffer release next to it needs the GPU to be idle (every iteration of the loop at line [[@LINE-2]]); remove it, or wait on an event for just the work that is needed [torch-sync-explicit]
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host until the GPU work it covers is done (PyTorch's sync debug mode does not see this one); intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see) (every iteration of the loop at line [[@LINE-2]]); keep it unless that does not use the GPU's results; to wait for less, record a CUDA event after the work that is needed and wait on that event [torch-sync-explicit]
   }
   cudaDeviceSynchronize();
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}} (PyTorch's sync debug mode does not see this one); false dependency
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}} (PyTorch's sync debug mode does not see this one); intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see)
   cudaMemcpy(host_buffer, device_buffer, 16, cudaMemcpyDeviceToHost);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaMemcpy` blocks the host
   c10::cuda::getCurrentCUDAStream().synchronize();
@@ -64,7 +65,8 @@ template void step_n<2>();
 
 // A wait that protects memory: the staging buffer an asynchronous copy reads is
 // refilled in the next iteration, so the wait is needed (intentional), as is a wait
-// right before the program ends. The same wait without a refilled buffer is not.
+// right before the program ends. The same wait without a refilled buffer is not
+// that barrier (it is kept because the function returns to an unseen caller).
 void staging_buffer(torch::Tensor source, torch::Device device, int steps) {
   auto staging = torch::empty({16}, torch::TensorOptions().pinned_memory(true));
   for (int b = 0; b < steps; ++b) {
@@ -79,11 +81,19 @@ void no_buffer_refilled(torch::Device device, int steps) {
   for (int b = 0; b < steps; ++b) {
     auto on_device = fixed.to(device, /*non_blocking=*/true);
     torch::cuda::synchronize();
-    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; false dependency: no timer or host-buffer release next to it needs the GPU to be idle{{.*}}[torch-sync-explicit]
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see){{.*}}[torch-sync-explicit]
   }
 }
 int main() {
   auto x = torch::randn({4}, torch::kCUDA) * 2;
+  // In main, with only stream-ordered tensor work and host arithmetic after
+  // it, the wait protects nothing (issue 43, item 1's negative).
+  for (int i = 0; i < 3; ++i) {
+    x = x * 2;
+    torch::cuda::synchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; false dependency: nothing after it on the host reads or writes memory the GPU uses, and no timer or host-buffer release next to it needs the GPU to be idle (every iteration of the loop at line [[@LINE-3]]); remove it, or wait on an event for just the work that is needed [torch-sync-explicit]
+    std::printf("%d\n", i);
+  }
   torch::cuda::synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it comes right before the program ends; keep it: it waits once, at the end [torch-sync-explicit]
   return 0;
@@ -91,8 +101,9 @@ int main() {
 
 // Issue 21: the program's own wrapper of a release (its body frees the host
 // buffer) and an unseen function named and typed as one (`stbi_image_free`)
-// make the wait an intentional barrier; a helper that frees nothing, or an
-// unseen "release" that takes no buffer, does not.
+// make the wait an intentional barrier as a release; a helper that frees
+// nothing, or an unseen "release" that takes no buffer, does not (the waits are
+// kept for issue 43's reasons: an unseen call, the return to a caller).
 static void free_image(unsigned char *pixels) { std::free(pixels); }
 static void log_step(int step) { std::printf("%d\n", step); }
 void stbi_image_free(void *retval_from_stbi_load);
@@ -108,9 +119,39 @@ void wrapped_release(torch::Tensor gpu, unsigned char *pixels, void *decoded) {
 }
 void not_a_release(int step) {
   torch::cuda::synchronize();
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; false dependency: no timer or host-buffer release next to it
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (a call to `release_slot`, whose body the tool cannot see)
   log_step(step);
   cudaDeviceSynchronize();
-  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}}; false dependency: no timer or host-buffer release next to it
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (a call to `release_slot`, whose body the tool cannot see)
   release_slot(step);
+}
+
+// Issue 43, item 1: a wait is a false dependency only when nothing after it on
+// the host may need the GPU's work. Before a memcpy into a reused pinned
+// staging buffer (the previous non_blocking copy may still read it), before a
+// read of managed memory a kernel wrote, before a data_ptr read, a call the
+// tool cannot see, or the return to an unseen caller, "remove it" would race:
+// such a wait is kept, with the reason.
+void staging_memcpy(torch::Tensor staging, const float *next, bool in_flight, torch::Device device) {
+  if (in_flight)
+    torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (`memcpy` on host memory); keep it unless that does not use the GPU's results; to wait for less, record a CUDA event after the work that is needed and wait on that event [torch-sync-explicit]
+  std::memcpy(staging.data_ptr<float>(), next, 16 * sizeof(float));
+  auto on_device = staging.to(device, /*non_blocking=*/true);
+}
+float managed_read(float *managed, cudaEvent_t done) {
+  cudaEventSynchronize(done);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaEventSynchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (a read or write through a raw pointer); keep it
+  return managed[0];
+}
+void unseen_after(torch::Tensor t);
+void calls_unseen(torch::Tensor t) {
+  cudaDeviceSynchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `cudaDeviceSynchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (a call to `unseen_after`, whose body the tool cannot see)
+  unseen_after(t);
+}
+void returns_to_caller(torch::Tensor t) {
+  auto u = t * 2;
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see)
 }

@@ -12,8 +12,11 @@ void moves(torch::Device device, torch::Tensor maybe_cpu) {
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor to the GPU
   // CHECK-FIXES: auto b = host.to(torch::kCUDA, /*non_blocking=*/true);
   auto c = maybe_cpu.to(device);
-  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `to(<GPU>)` may copy a host tensor to the GPU
-  // CHECK-FIXES: auto c = maybe_cpu.to(device, /*non_blocking=*/true);
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: neither the source is known to be on the host nor the target to be a GPU, and a copy from the GPU to the host with `non_blocking` could be read before it is done [torch-sync-host-to-device]
+  // CHECK-FIXES: auto c = maybe_cpu.to(device);
+  auto c2 = maybe_cpu.to(torch::kCUDA);
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  // CHECK-FIXES: auto c2 = maybe_cpu.to(torch::kCUDA, /*non_blocking=*/true);
   auto d = host.to(device, torch::kHalf);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor
   // CHECK-FIXES: auto d = host.to(device, torch::kHalf, /*non_blocking=*/true);
@@ -99,3 +102,19 @@ void silenced() {
   auto host = torch::rand({2});
   auto g = host.cuda(); // NOLINT
 }
+
+// Issue 43, item 12 (a public repository's PointCloud::to): tensors held in
+// fields, the device a parameter. When the field is on the GPU and the device
+// is the CPU, `non_blocking` would make an asynchronous copy to the host that
+// the caller reads before it is done: reported, no fix.
+struct PointCloud {
+  torch::Tensor points, colors;
+  void to(torch::Device device) {
+    points = points.to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: neither the source is known to be on the host nor the target to be a GPU{{.*}}[torch-sync-host-to-device]
+    // CHECK-FIXES: points = points.to(device);
+    colors = torch::rand({4}).to(device, torch::kHalf);
+    // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `to(<GPU>)` copies a host tensor to the GPU
+    // CHECK-FIXES: colors = torch::rand({4}).to(device, torch::kHalf, /*non_blocking=*/true);
+  }
+};

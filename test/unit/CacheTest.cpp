@@ -67,10 +67,13 @@ protected:
   std::optional<std::vector<FindingRecord>> lookup(json::Array Inputs,
                                                    std::vector<FindingRecord> Findings,
                                                    const CacheAuthenticator &SignedWith,
-                                                   unsigned *Untrusted = nullptr) {
+                                                   unsigned *Untrusted = nullptr,
+                                                   json::Array Absent = {}) {
     std::string Entry;
     llvm::raw_string_ostream(Entry) << json::Value(
-        json::Object{{"inputs", std::move(Inputs)}, {"findings", findingsToJson(Findings)}});
+        json::Object{{"inputs", std::move(Inputs)},
+                     {"absent", std::move(Absent)},
+                     {"findings", findingsToJson(Findings)}});
     write(Root + "/results/entry.json", SignedWith.sign(Entry));
     ResultsCache Cache(Root + "/results", Auth);
     auto Result = Cache.lookup("entry");
@@ -92,6 +95,17 @@ TEST_F(CacheReaders, AcceptsAnEntryOfItsOwnInputs) {
   ASSERT_EQ(Found->size(), 1u);
   EXPECT_EQ((*Found)[0].Message.FilePath, Input);
   EXPECT_EQ(Untrusted, 0u);
+}
+
+TEST_F(CacheReaders, MissesOnceAHeaderSearchMissFindsAFile) {
+  // Issue 38, hole 5: a header added earlier on the search path shadows the
+  // one the entry was computed with; no file it read changed.
+  std::string Shadow = Root + "/include-first/helper.h";
+  auto Absent = [&] { return json::Array{Shadow}; };
+  EXPECT_TRUE(lookup(json::Array{input(Input, InputText)}, {finding(Input, 31)}, Auth, nullptr, Absent()));
+  llvm::sys::fs::create_directories(Root + "/include-first");
+  write(Shadow, "#pragma once\n");
+  EXPECT_FALSE(lookup(json::Array{input(Input, InputText)}, {finding(Input, 31)}, Auth, nullptr, Absent()));
 }
 
 TEST_F(CacheReaders, RejectsAnEntrySignedWithAnotherKey) {
@@ -150,7 +164,7 @@ TEST_F(CacheReaders, TrustsOnlyAPchWhoseDigestAndHeadersMatch) {
   llvm::sys::fs::file_status Status;
   ASSERT_FALSE(llvm::sys::fs::status(Input, Status));
   auto Manifest = [&](const std::string &Digest) {
-    return "torch-syncfree shared PCH v2\npch " + Digest + "\n" + std::to_string(Status.getSize()) +
+    return "torch-syncfree shared PCH v3\npch " + Digest + "\n" + std::to_string(Status.getSize()) +
            " " + std::to_string(Status.getLastModificationTime().time_since_epoch().count()) + " " +
            Input + "\n";
   };
