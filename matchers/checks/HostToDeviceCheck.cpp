@@ -230,8 +230,9 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   // non_blocking only where the copy cannot go GPU -> host (issue 43, item 12):
   // `field.to(device)` with a field and a device of unknown place may be a copy
   // to the host, and an asynchronous one would be read before it is done. A
-  // known GPU target, or a known host source (to the host it is no copy), is safe.
-  if (TargetAt != Placement::Gpu && SourceAt != Placement::Cpu) {
+  // known GPU target, or a known host source (to the host it is no copy; a
+  // LibTorch loader's batch is one), is safe.
+  if (TargetAt != Placement::Gpu && SourceAt != Placement::Cpu && !looksLikeLoaderBatch(Source)) {
     F.Remedy += "; no fix: neither the source is known to be on the host nor the target to "
                 "be a GPU, and a copy from the GPU to the host with `non_blocking` could be read "
                 "before it is done";

@@ -21,7 +21,9 @@ void train(DataLoader &loader, torch::Device device) {
   }
   std::printf("%f\n", total);
 }
-// CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true);
+// A user's batch struct and a device parameter: the copy may go from the GPU to
+// the host, so no non_blocking (issue 43, item 12).
+// CHECK-FIXES: auto data = batch.data.to(device);
 // CHECK-FIXES: auto total_step = loss.detach();
 
 struct Batch {

@@ -12,10 +12,10 @@
 float early_stop(torch::Tensor w, torch::Tensor batch, torch::Device device) {
   float total = 0;
   for (int step = 0; step < 100; ++step) {
-    auto x = batch.to(device);
+    auto x = batch.to(torch::kCUDA);
     // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: no gain while `loss.item<float>()` at line [[@LINE+7]] waits every iteration for a value the host needs; remove that wait first (`RewriteDespiteWaits: true` rewrites anyway) [torch-sync-host-to-device]
     // ANYWAY-MESSAGES: :[[@LINE-2]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU
-    // ANYWAY-FIXES: auto x = batch.to(device, /*non_blocking=*/true);
+    // ANYWAY-FIXES: auto x = batch.to(torch::kCUDA, /*non_blocking=*/true);
     auto loss = (w * x).sum();
     total += (w * x).mean().item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `total` accumulates `item()` every iteration, {{.*}}(no fix: no gain while `loss.item<float>()` at line [[@LINE+2]] waits every iteration for a value the host needs; {{.*}}) [torch-sync-deferred-accumulate]
@@ -44,10 +44,10 @@ double host_reads_copy(torch::Tensor w, const std::vector<float> &values) {
 float waits_sometimes(torch::Tensor w, torch::Tensor batch, torch::Device device, bool check) {
   float total = 0;
   for (int step = 0; step < 100; ++step) {
-    auto x = batch.to(device);
+    auto x = batch.to(torch::kCUDA);
     // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU
     // ANYWAY-MESSAGES: :[[@LINE-2]]:20: warning: `to(<GPU>)` may copy a host tensor to the GPU
-    // CHECK-FIXES: auto x = batch.to(device, /*non_blocking=*/true);
+    // CHECK-FIXES: auto x = batch.to(torch::kCUDA, /*non_blocking=*/true);
     total += (w * x).mean().item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `total` accumulates `item()` every iteration,
     // ANYWAY-MESSAGES: :[[@LINE-2]]:29: warning: `total` accumulates `item()` every iteration,
