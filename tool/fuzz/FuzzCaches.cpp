@@ -5,6 +5,7 @@
 // entry is rejected before any parsing). The first byte picks the reader. Run
 // by test/tool/fuzz.test in the sanitizer build.
 #include "CacheAuth.h"
+#include "FuzzFiles.h"
 #include "ResultsCache.h"
 #include "SharedPch.h"
 
@@ -25,20 +26,13 @@ struct Fixture {
   clang::tidy::DefaultOptionsProvider Options{clang::tidy::ClangTidyGlobalOptions(),
                                               clang::tidy::ClangTidyOptions::getDefaults()};
   Fixture() {
-    llvm::SmallString<128> Dir;
-    llvm::sys::fs::createUniqueDirectory("torch-syncfree-fuzz-caches", Dir);
-    Root = std::string(Dir);
+    Root = fuzzScratchDirectory("torch-syncfree-fuzz-caches");
     llvm::sys::fs::create_directories(Root + "/results");
     llvm::sys::fs::create_directories(Root + "/pch");
     // A file an entry may name as its input (the seeds do).
     write(Root + "/input.cpp", "int main() { return 0; }\n");
   }
-  static void write(const std::string &Path, llvm::StringRef Bytes) {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Path, EC);
-    if (!EC)
-      OS << Bytes;
-  }
+  static void write(const std::string &Path, llvm::StringRef Bytes) { writeFuzzFile(Path, Bytes); }
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 // payload is "<offset as 8 bytes><module bytes>". Run by test/tool/fuzz.test in
 // the sanitizer build.
 #include "CompileCommandSanitizer.h"
+#include "FuzzFiles.h"
 #include "InputFiles.h"
 #include "ProfileJoin.h"
 
@@ -26,21 +27,14 @@ namespace {
 struct Fixture {
   std::string Root;
   Fixture() {
-    llvm::SmallString<128> Dir;
-    llvm::sys::fs::createUniqueDirectory("torch-syncfree-fuzz-inputs", Dir);
-    Root = std::string(Dir);
+    Root = fuzzScratchDirectory("torch-syncfree-fuzz-inputs");
     for (const char *Sub : {"/tidy", "/format"})
       llvm::sys::fs::create_directories(Root + Sub);
     // What the tool does in main(): a crash in LLVM's readers of a module is
     // recovered (ProfileJoin.cpp), not the process's end.
     llvm::CrashRecoveryContext::Enable();
   }
-  static void write(const std::string &Path, llvm::StringRef Bytes) {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Path, EC);
-    if (!EC)
-      OS << Bytes;
-  }
+  static void write(const std::string &Path, llvm::StringRef Bytes) { writeFuzzFile(Path, Bytes); }
 };
 
 } // namespace
