@@ -97,6 +97,41 @@ static bool looksLikeLoaderBatch(const Expr *Source) {
   return false;
 }
 
+/// A device that is the CPU only where no GPU exists: `cuda::is_available() ?
+/// kCUDA : kCPU` (LibTorch's examples), written at the call or as a variable's
+/// initialiser. No tensor can be on a GPU then, so a copy to it never goes from
+/// the GPU to the host.
+static bool gpuWheneverOneExists(const Expr *Device, DeviceOracle &Oracle, unsigned Depth = 0) {
+  if (!Device || Depth > 4)
+    return false;
+  Device = ignoreWrappers(Device);
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Device))
+    return Construct->getNumArgs() >= 1 &&
+           gpuWheneverOneExists(Construct->getArg(0), Oracle, Depth + 1);
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(Device)) {
+    const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+    return Var && Var->isLocalVarDecl() &&
+           Var->getInit() && gpuWheneverOneExists(Var->getInit(), Oracle, Depth + 1);
+  }
+  const auto *Choice = dyn_cast<ConditionalOperator>(Device->IgnoreParenImpCasts());
+  if (!Choice)
+    return false;
+  bool AsksForCuda = false;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
+      if (const FunctionDecl *FD = Call->getDirectCallee())
+        if ((FD->getName() == "is_available" || FD->getName() == "device_count") &&
+            FD->getQualifiedNameAsString().find("cuda") != std::string::npos)
+          AsksForCuda = true;
+    if (S)
+      for (const Stmt *Child : S->children())
+        Visit(Child);
+  };
+  Visit(Choice->getCond());
+  return AsksForCuda && Oracle.devicePlacement(Choice->getTrueExpr()) == Placement::Gpu &&
+         Oracle.devicePlacement(Choice->getFalseExpr()) == Placement::Cpu;
+}
+
 /// The fill factory of `torch::ones(...).cuda()`-style code, created on the device
 /// instead (no copy at all), or nullptr.
 static const CallExpr *createThenCopyFactory(const CXXMemberCallExpr *Call, const Expr *DeviceArg,
@@ -231,8 +266,10 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   // `field.to(device)` with a field and a device of unknown place may be a copy
   // to the host, and an asynchronous one would be read before it is done. A
   // known GPU target, or a known host source (to the host it is no copy; a
-  // LibTorch loader's batch is one), is safe.
-  if (TargetAt != Placement::Gpu && SourceAt != Placement::Cpu && !looksLikeLoaderBatch(Source)) {
+  // LibTorch loader's batch is one), is safe, and so is a device that is the CPU
+  // only where no GPU exists (`cuda::is_available() ? kCUDA : kCPU`).
+  if (TargetAt != Placement::Gpu && SourceAt != Placement::Cpu && !looksLikeLoaderBatch(Source) &&
+      !gpuWheneverOneExists(DeviceArg, Oracle)) {
     F.Remedy += "; no fix: neither the source is known to be on the host nor the target to "
                 "be a GPU, and a copy from the GPU to the host with `non_blocking` could be read "
                 "before it is done";

@@ -118,3 +118,15 @@ struct PointCloud {
     // CHECK-FIXES: colors = torch::rand({4}).to(device, torch::kHalf, /*non_blocking=*/true);
   }
 };
+// A device that is the CPU only where no GPU exists (LibTorch's examples): no
+// tensor can be on a GPU then, so the copy never goes to the host: fixed.
+void example_device(std::vector<torch::Tensor> &inputs) {
+  torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  auto x = inputs[0].to(device);
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  // CHECK-FIXES: auto x = inputs[0].to(device, /*non_blocking=*/true);
+  torch::Device either(torch::cuda::is_available() ? torch::kCPU : torch::kCUDA);
+  auto y = inputs[1].to(either);
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: neither the source
+  // CHECK-FIXES: auto y = inputs[1].to(either);
+}
