@@ -10,6 +10,10 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 keep=0
 if [ "${1:-}" = "--keep" ]; then keep=1; shift; fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/torch-syncfree-ci-time.XXXXXX")"
+# mktemp makes it 0700; CI's clone is in an ordinary directory, and
+# untrusted-unenterable.test runs the tool as another user (setpriv), who must
+# be able to enter the checkout.
+chmod 755 "$work"
 [ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
 git clone -q --no-local "$repo" "$work/main"
 # The 2.11 header tarball lies in ../shared beside the checkout.
