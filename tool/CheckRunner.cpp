@@ -250,13 +250,6 @@ public:
   }
 
 private:
-  static bool inVersionControlMetadata(StringRef Path) {
-    for (auto It = llvm::sys::path::begin(Path), End = llvm::sys::path::end(Path); It != End; ++It)
-      if (*It == ".git" || *It == ".hg" || *It == ".svn")
-        return true;
-    return false;
-  }
-
   CompilerInstance &Compiler;
   std::atomic<bool> &Embedded;
   std::vector<std::string> Roots;
@@ -413,6 +406,13 @@ private:
   const RunOptions &Options;
   std::atomic<bool> Embedded{false};
 };
+
+bool inVersionControlMetadata(StringRef Path) {
+  for (auto It = llvm::sys::path::begin(Path), End = llvm::sys::path::end(Path); It != End; ++It)
+    if (*It == ".git" || *It == ".hg" || *It == ".svn")
+      return true;
+  return false;
+}
 
 std::string workTreeRoot(StringRef Dir) {
   SmallString<256> Here(Dir);

@@ -78,6 +78,10 @@ struct RunOptions {
 /// root), or Dir itself when there is none.
 std::string workTreeRoot(llvm::StringRef Dir);
 
+/// Whether Path has a .git, .hg or .svn component (version-control metadata:
+/// a CI checkout's .git/config holds its token).
+bool inVersionControlMetadata(llvm::StringRef Path);
+
 /// A clang error, not a check's finding.
 bool isCompileError(const clang::tidy::ClangTidyError &E);
 /// A clang error (not a check's finding) among the results: the TU does not compile.

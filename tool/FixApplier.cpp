@@ -11,6 +11,7 @@
 #include "llvm/Support/Signals.h"
 #include "SafeFileSystem.h"
 #include "InputFiles.h"
+#include "CheckRunner.h"
 #include <map>
 #include <thread>
 
@@ -324,21 +325,8 @@ void mergeCoincidentInsertions(std::vector<FindingRecord> &Errors) {
 /// refused; one that resolves inside is fixed at its target.
 static std::string outsideProjectReason(StringRef Path, llvm::ArrayRef<std::string> ProjectRoots) {
   std::vector<std::string> Roots(ProjectRoots.begin(), ProjectRoots.end());
-  if (Roots.empty()) {
-    SmallString<256> Root;
-    for (StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
-         Dir = llvm::sys::path::parent_path(Dir)) {
-      SmallString<256> Git(Dir);
-      llvm::sys::path::append(Git, ".git");
-      if (llvm::sys::fs::exists(Git)) {
-        Root = Dir;
-        break;
-      }
-      if (llvm::sys::path::parent_path(Dir) == Dir)
-        break;
-    }
-    Roots.push_back(Root.empty() ? llvm::sys::path::parent_path(Path).str() : Root.str().str());
-  }
+  if (Roots.empty())
+    Roots.push_back(workTreeRoot(llvm::sys::path::parent_path(Path)));
   SmallString<256> RealPath;
   if (llvm::sys::fs::real_path(Path, RealPath))
     return "cannot resolve " + Path.str();

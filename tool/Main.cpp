@@ -844,9 +844,8 @@ bool mayQuoteErrorIn(StringRef File, ArrayRef<std::string> ProjectRoots) {
   SmallString<256> Real;
   if (sys::fs::real_path(File, Real))
     Real = File;
-  for (auto It = sys::path::begin(Real), End = sys::path::end(Real); It != End; ++It)
-    if (*It == ".git" || *It == ".hg" || *It == ".svn")
-      return false;
+  if (torch_syncfree::inVersionControlMetadata(Real))
+    return false;
   auto Under = [&](StringRef Root) {
     return Real.str().starts_with(Root) &&
            (Real.size() == Root.size() || Root.ends_with("/") || Real[Root.size()] == '/');
