@@ -56,6 +56,8 @@ def prepare(args):
     programs = sorted(p[:-4] for p in os.listdir(os.path.join(HERE, "programs")) if p.endswith(".cpp"))
     programs = [name for name in programs if not args.only or name in args.only]
 
+    cache = os.path.join(out, ".tool-cache")
+
     def rewrite(name):
         dest = os.path.join(out, name)
         if os.path.exists(dest):
@@ -71,7 +73,11 @@ def prepare(args):
         for line in open(source):
             if line.startswith("// harness-tool-args:"):
                 tool_args = shlex.split(line.split(":", 1)[1])
-        proc = subprocess.run([tool, "--fix", "--format=json"] + tool_args + [fixed, "--"] + flags,
+        # One cache directory for every program: the first builds the shared
+        # PCH of <torch/torch.h> (via "syncprobe.h" on the -isystem path), the
+        # others load it instead of parsing the headers again.
+        proc = subprocess.run([tool, "--fix", "--format=json", "--cache-dir=" + cache] + tool_args +
+                              [fixed, "--"] + flags,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if proc.returncode not in (0, 1):
             return name, None, "torch-syncfree failed on %s (exit %d):\n%s" % (name, proc.returncode, proc.stderr)
@@ -134,6 +140,15 @@ def run(args):
     configure = ["cmake", "-S", staged, "-B", build, "-G", "Ninja"] + build_type + [
                  "-DSYNCPROBE_CUDA=" + ("ON" if args.mode == "gpu" else "OFF"),
                  "-DSYNCPROBE_SKIP_IDENTICAL=" + ("ON" if args.mode == "cpu" else "OFF")]
+    # CPU mode builds with clang++-22 where it is installed (CI's machine; the
+    # GPU machine has no clang): 2.0 s instead of g++ 12's 7.5 s per program
+    # and 15 s instead of 40 s for the PCH, measured on the same staged tree.
+    clangxx = shutil.which("clang++-22") if args.mode == "cpu" else None
+    if clangxx:
+        configure.append("-DCMAKE_CXX_COMPILER=" + clangxx)
+        # and links with lld where it is installed: 0.22 s instead of 1.23 s a program.
+        if shutil.which("ld.lld"):
+            configure.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
     if prefix:
         configure.append("-DCMAKE_PREFIX_PATH=" + prefix)
     if args.mode == "gpu" and os.path.exists("/usr/local/cuda/bin/nvcc"):

@@ -317,7 +317,7 @@ UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
 /// value is a false dependency, "only logged" when every use is.
 struct UseJoin {
   std::string Via; ///< "through `x`", "returned by `f`"
-  std::optional<UseVerdict> FirstFalse;
+  std::optional<UseVerdict> FirstFalse = std::nullopt;
   bool AllLogged = true;
   /// "through `y`, " + Reason, said once when the value passes through the same
   /// variable again (`y = y.to(torch::kCPU)`).

@@ -232,7 +232,7 @@ public:
     Embedded = true;
     SmallString<256> Real;
     llvm::vfs::FileSystem &FS = Compiler.getFileManager().getVirtualFileSystem();
-    bool Allowed = !FS.getRealPath(File->getName(), Real) && File->getSize() <= MaxBytes &&
+    bool Allowed = !FS.getRealPath(File->getName(), Real) && static_cast<uint64_t>(File->getSize()) <= MaxBytes &&
                    !inVersionControlMetadata(Real) &&
                    llvm::any_of(Roots, [&](const std::string &Root) {
                      return Real.str().starts_with(Root) &&

@@ -146,18 +146,23 @@ std::optional<std::string> leadingIncludeBlock(StringRef Text, StringRef FileDir
 }
 
 std::vector<std::string> quoteSearchDirs(const CompileCommand &Command) {
-  std::vector<std::string> Quote, Angled;
+  std::vector<std::string> Quote, Angled, System;
   const std::vector<std::string> &Args = Command.CommandLine;
   for (size_t I = 1; I < Args.size(); ++I) {
     StringRef Arg = Args[I];
     std::vector<std::string> *Into = nullptr;
     StringRef Dir;
+    // -isystem before -I in the list: "-isystem" must not read as "-i" + "system".
     for (auto [Flag, List] : {std::pair<StringRef, std::vector<std::string> *>{"-iquote", &Quote},
-                              {"-I", &Angled}})
+                              {"-isystem", &System},
+                              {"-I", &Angled}}) {
       if (Arg == Flag && I + 1 < Args.size())
         Into = List, Dir = Args[++I];
       else if (Arg.starts_with(Flag) && Arg.size() > Flag.size())
         Into = List, Dir = Arg.drop_front(Flag.size());
+      if (Into)
+        break;
+    }
     if (!Into || Dir.empty())
       continue;
     SmallString<256> Absolute(Dir);
@@ -168,7 +173,10 @@ std::vector<std::string> quoteSearchDirs(const CompileCommand &Command) {
     path::remove_dots(Absolute, /*remove_dot_dot=*/true);
     Into->push_back(std::string(Absolute));
   }
+  // clang's order: -iquote, -I, -isystem; then its built-in directories and
+  // -idirafter, which are left out: a header found only there ends the block.
   Quote.insert(Quote.end(), Angled.begin(), Angled.end());
+  Quote.insert(Quote.end(), System.begin(), System.end());
   return Quote;
 }
 
@@ -466,7 +474,7 @@ std::optional<PchRequest> pchRequestFor(const CompilationDatabase &Database,
       leadingIncludeBlock(Text, path::parent_path(File), quoteSearchDirs(*Command));
   if (!Block) {
     WhyNot = "no #include block to share at the top (a macro or code before the "
-             "includes, or a quoted include not found on the quote or -I path)";
+             "includes, or a quoted include not found on the -iquote, -I or -isystem path)";
     return std::nullopt;
   }
   PchRequest R;

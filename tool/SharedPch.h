@@ -37,8 +37,9 @@ std::optional<std::string> leadingIncludeBlock(llvm::StringRef Text, llvm::Strin
                                                llvm::ArrayRef<std::string> QuoteDirs = {});
 
 /// The directories clang searches for `#include "..."` after the includer's
-/// own: -iquote, then -I, in command-line order, made absolute against the
-/// command's directory.
+/// own: -iquote, then -I, then -isystem (a project's own headers passed as
+/// system headers, as CMake's SYSTEM include directories do), each group in
+/// command-line order, made absolute against the command's directory.
 std::vector<std::string> quoteSearchDirs(const clang::tooling::CompileCommand &Command);
 
 /// What a unit's shared PCH is made of: its effective command (file and

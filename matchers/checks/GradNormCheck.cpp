@@ -137,7 +137,7 @@ static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const
   // Walk the lines above the declaration: the last #include, and the
   // conditional depth after it.
   std::optional<unsigned> AfterInclude;
-  int Depth = 0, DepthAfterInclude = 0;
+  int DepthAfterInclude = 0;
   for (unsigned Offset = 0; Offset < DeclLine;) {
     size_t End = Text.find('\n', Offset);
     if (End == StringRef::npos || End >= DeclLine)
@@ -149,9 +149,9 @@ static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const
         AfterInclude = static_cast<unsigned>(End + 1);
         DepthAfterInclude = 0;
       } else if (Line.starts_with("if")) {
-        ++Depth, ++DepthAfterInclude;
+        ++DepthAfterInclude;
       } else if (Line.starts_with("endif")) {
-        --Depth, --DepthAfterInclude;
+        --DepthAfterInclude;
       }
     }
     Offset = static_cast<unsigned>(End + 1);
