@@ -8,5 +8,7 @@ dir="${1:-build}"
 shift || true
 if [ ! -f "$dir/build.ninja" ]; then
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-22 "$@"
+elif [ $# -gt 0 ]; then
+  cmake -S . -B "$dir" "$@" > /dev/null   # an existing build takes the options given now
 fi
 cmake --build "$dir" -j "$(nproc)"

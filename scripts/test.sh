@@ -25,15 +25,17 @@ phase "set-up (packages)"
 status=0
 results=()
 if [ "$normal" = 1 ]; then
-  scripts/build.sh
+  scripts/build.sh build -DTORCH_SYNCFREE_WERROR=ON
   phase "build (build/)"
+  scripts/check-style.sh || status=$?
+  phase "style of the changed lines"
   lit-22 -v --time-tests -o build/test/results.json build/test || status=$?
   phase "lit (build/test)"
   results+=(build/test/results.json)
 fi
 if [ "$sanitize" = 1 ]; then
   echo "== the mock-header suites under ASan+UBSan (build-asan/) =="
-  scripts/build.sh build-asan -DTORCH_SYNCFREE_SANITIZE=ON
+  scripts/build.sh build-asan -DTORCH_SYNCFREE_SANITIZE=ON -DTORCH_SYNCFREE_WERROR=ON
   phase "build (build-asan/)"
   lit-22 -v --time-tests -o build-asan/test/results.json \
     build-asan/test/checks build-asan/test/catalog build-asan/test/tool || status=$?
@@ -44,7 +46,7 @@ if [ "$sanitize" = 1 ]; then
   echo "== the batch runner under ThreadSanitizer (build-tsan/) =="
   if [ ! -f build-tsan/build.ninja ]; then
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-22 \
-      -DTORCH_SYNCFREE_TSAN=ON
+      -DTORCH_SYNCFREE_TSAN=ON -DTORCH_SYNCFREE_WERROR=ON
   fi
   cmake --build build-tsan --target torch-syncfree -j "$(nproc)"
   phase "build (build-tsan/)"

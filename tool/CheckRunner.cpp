@@ -232,8 +232,8 @@ public:
     Embedded = true;
     SmallString<256> Real;
     llvm::vfs::FileSystem &FS = Compiler.getFileManager().getVirtualFileSystem();
-    bool Allowed = !FS.getRealPath(File->getName(), Real) && static_cast<uint64_t>(File->getSize()) <= MaxBytes &&
-                   !inVersionControlMetadata(Real) &&
+    bool Allowed = !FS.getRealPath(File->getName(), Real) &&
+                   static_cast<uint64_t>(File->getSize()) <= MaxBytes && !inVersionControlMetadata(Real) &&
                    llvm::any_of(Roots, [&](const std::string &Root) {
                      return Real.str().starts_with(Root) &&
                             (Real.size() == Root.size() ||

@@ -4,25 +4,26 @@
 // It drives the same check classes as the plugin through clang-tidy's own
 // driver (ClangTidyASTConsumerFactory, see CheckRunner.h), so NOLINT, .clang-tidy files and system-header
 // filtering behave exactly as in clang-tidy.
+#include "CacheAuth.h"
 #include "CheckCatalog.h"
 #include "CheckRunner.h"
-#include "ResultsCache.h"
-#include "CacheAuth.h"
-#include "SharedPch.h"
-#include "UnitSelection.h"
 #include "CompileCommandSanitizer.h"
 #include "CompileFlags.h"
-#include "JsonLimits.h"
-#include "SafeFileSystem.h"
-#include "FixApplier.h"
-#include "LspServer.h"
-#include "Reporting.h"
-#include "Formatters.h"
 #include "ConfigAudit.h"
-#include "ProfileJoin.h"
-#include "UnitWorker.h"
-#include "PrivateDirectory.h"
+#include "FixApplier.h"
+#include "Formatters.h"
 #include "InputFiles.h"
+#include "JsonLimits.h"
+#include "LspServer.h"
+#include "PrivateDirectory.h"
+#include "ProfileJoin.h"
+#include "Reporting.h"
+#include "ResultsCache.h"
+#include "SafeFileSystem.h"
+#include "SharedPch.h"
+#include "StableOrder.h"
+#include "UnitSelection.h"
+#include "UnitWorker.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -1195,7 +1196,7 @@ std::optional<int> postProcess(Batch &B) {
         Conflicting.insert(Key);
       }
     }
-    llvm::stable_sort(Unique, ByLocation);
+    torch_syncfree::stableSort(Unique, ByLocation);
     Unit.Findings = std::move(Unique);
   }
 
@@ -1281,7 +1282,7 @@ void printFindings(Batch &B) {
     for (FindingRecord &Error : Unit.Findings)
       B.AllFindings.push_back(std::move(Error));
   }
-  llvm::stable_sort(B.AllFindings, [](const FindingRecord &A, const FindingRecord &Other) {
+  torch_syncfree::stableSort(B.AllFindings, [](const FindingRecord &A, const FindingRecord &Other) {
     return std::tie(A.Message.FilePath, A.Message.FileOffset) <
            std::tie(Other.Message.FilePath, Other.Message.FileOffset);
   });

@@ -1,4 +1,5 @@
 #include "ProfileJoin.h"
+#include "StableOrder.h"
 
 #include "JsonLimits.h"
 #include "InputFiles.h"
@@ -227,11 +228,10 @@ joinProfile(const SyncProfile &Profile, std::vector<ReportedFinding> &Findings,
                       : 0;
   // By measured cost: host wait, then count; unmeasured findings keep their
   // order.
-  llvm::stable_sort(Findings,
-                    [](const ReportedFinding &A, const ReportedFinding &B) {
-                      return std::make_pair(A.MeasuredWaitMs, A.MeasuredCount) >
-                             std::make_pair(B.MeasuredWaitMs, B.MeasuredCount);
-                    });
+  stableSort(Findings, [](const ReportedFinding &A, const ReportedFinding &B) {
+    return std::make_pair(A.MeasuredWaitMs, A.MeasuredCount) >
+           std::make_pair(B.MeasuredWaitMs, B.MeasuredCount);
+  });
   return Missed;
 }
 
