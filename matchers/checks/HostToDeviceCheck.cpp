@@ -150,17 +150,19 @@ static const CallExpr *createThenCopyFactory(const CXXMemberCallExpr *Call, cons
 
 /// The edits that make a blocking copy asynchronous: `cuda()` becomes
 /// `to(<cuda>, /*non_blocking=*/true)`, `to`/`copy_` get the flag; empty when the
-/// call's form has no place for it.
+/// call's form has no place for it. \p Marker (insertedSyncMarker(), or empty)
+/// follows the call: the copy stays a wait the tool wrote on purpose.
 static std::vector<ASTEdit> nonBlockingEdits(const CXXMemberCallExpr *Call, ASTContext &Ctx,
-                                             const std::string &CudaSpelling) {
+                                             const std::string &CudaSpelling, const std::string &Marker) {
   std::vector<ASTEdit> Edits;
   if (calleeName(Call) == "cuda") {
     // `cuda()` -> `to(torch::kCUDA, /*non_blocking=*/true)`
     SourceLocation NameLoc = Call->getExprLoc();
     CharSourceRange Range = CharSourceRange::getTokenRange(NameLoc, Call->getRParenLoc());
-    Edits.push_back(changeTo(charRange(Range), cat("to(", CudaSpelling, ", /*non_blocking=*/true)")));
+    Edits.push_back(changeTo(charRange(Range), cat("to(", CudaSpelling, ", /*non_blocking=*/true)", Marker)));
     return Edits;
   }
+
   int Index = parameterIndex(Call, "non_blocking");
   unsigned Written = explicitArgCount(Call);
   if (Index >= 0 && static_cast<unsigned>(Index) == Written && Written > 0) {
@@ -178,6 +180,9 @@ static std::vector<ASTEdit> nonBlockingEdits(const CXXMemberCallExpr *Call, ASTC
     Edits.push_back(changeTo(charRange(tokenRange(Call->getArg(Index))),
                              cat(Between.contains("non_blocking") ? "true" : "/*non_blocking=*/true")));
   }
+  if (!Edits.empty() && !Marker.empty())
+    Edits.push_back(insertAfter(
+        charRange(CharSourceRange::getTokenRange(Call->getRParenLoc(), Call->getRParenLoc())), cat(Marker)));
   return Edits;
 }
 
@@ -250,8 +255,9 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
                "stays synchronous until the source is pinned (`.pin_memory()` where it is made, "
                "or a pinned staging buffer reused across steps)";
   else if (looksLikeLoaderBatch(Source))
-    F.Remedy += "; this is a loader batch: pin it (`pin_memory()`, or a loader with pinned "
-                "memory) so the copy overlaps with compute";
+    F.Remedy += "; this is a loader batch, made anew every step: for the copy to overlap with "
+                "compute, copy it into a pinned staging buffer allocated once and reused (wait on an "
+                "event recorded after the copy before refilling it)";
   else
     F.Remedy += ", so pin sources that are large";
 
@@ -281,7 +287,14 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     report(Call->getExprLoc(), F);
     return;
   }
-  std::vector<ASTEdit> Edits = nonBlockingEdits(Call, Ctx, cudaDeviceSpelling(Ctx));
+  // A source the fix cannot pin keeps the copy staged through the driver:
+  // torch-sync-pageable-copy would report the copy the fix just wrote, so the
+  // edit carries the tool's marker (the user's own `/*non_blocking=*/true`
+  // copies stay reported, issue 43 item 4).
+  std::string Marker = !Pin && SourceMemory == Pinning::Pageable
+                           ? insertedSyncMarker("non_blocking overlaps only from pinned memory")
+                           : std::string();
+  std::vector<ASTEdit> Edits = nonBlockingEdits(Call, Ctx, cudaDeviceSpelling(Ctx), Marker);
   if (!Edits.empty() && Pin)
     for (const PinEdit &Edit : Pin->Edits)
       Edits.push_back(changeTo(charRange(Edit.Range), cat(Edit.NewText)));

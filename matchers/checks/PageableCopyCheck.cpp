@@ -23,31 +23,17 @@ void PageableCopyCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(matchers::tensorMethodCall(hub(), "to", "copy_").bind("call"), this);
 }
 
-/// `/*non_blocking=*/true` exactly as torch-sync-host-to-device writes it: the
-/// tool's own edit, whose message already spoke of a pageable source (the
-/// tool never reports code it inserted; a user who spells the flag the same
-/// way is not reported either).
-static bool flagWrittenByTheTool(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
-  int Index = parameterIndex(Call, "non_blocking");
-  if (Index <= 0 || static_cast<unsigned>(Index) >= Call->getNumArgs() ||
-      isa<CXXDefaultArgExpr>(Call->getArg(Index)))
-    return false;
-  const SourceManager &SM = Ctx.getSourceManager();
-  SourceLocation From = Lexer::getLocForEndOfToken(Call->getArg(Index - 1)->getEndLoc(), 0, SM, Ctx.getLangOpts());
-  SourceLocation To = Lexer::getLocForEndOfToken(Call->getArg(Index)->getEndLoc(), 0, SM, Ctx.getLangOpts());
-  if (From.isInvalid() || To.isInvalid())
-    return false;
-  return Lexer::getSourceText(CharSourceRange::getCharRange(From, To), SM, Ctx.getLangOpts()) ==
-         ", /*non_blocking=*/true";
-}
-
 void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
   ASTContext &Ctx = *Result.Context;
   // A blocking copy is torch-sync-host-to-device's (its message names a pageable
   // source, and its fix pins one it can).
-  if (!passesNonBlocking(Call, Ctx) || flagWrittenByTheTool(Call, Ctx))
+  // A copy torch-sync-host-to-device made asynchronous from a source it could
+  // not pin carries the tool's marker (its message already named the pageable
+  // source; the tool never reports its own edit). The user's own copies are
+  // reported however the flag is spelled.
+  if (!passesNonBlocking(Call, Ctx) || isMarkedInsertedSync(Call, Ctx))
     return;
   DeviceOracle &Oracle = oracle(Ctx);
   const Expr *Host = nullptr;

@@ -77,10 +77,10 @@ double evaluate(Classifier &model, const std::vector<Batch> &batches, torch::Dev
   for (const auto &batch : batches) {
     auto data = batch.data.to(device);
     // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `to(<GPU>)` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU (every iteration of the loop at line [[@LINE-2]]); pass `non_blocking=true`; the source is pageable host memory, so a large copy stays synchronous until the source is pinned (`.pin_memory()` where it is made, or a pinned staging buffer reused across steps) [torch-sync-host-to-device]
-    // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true);
+    // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
     auto target = batch.target.to(device);
     // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: `to(<GPU>)` copies a host tensor to the GPU
-    // CHECK-FIXES: auto target = batch.target.to(device, /*non_blocking=*/true);
+    // CHECK-FIXES: auto target = batch.target.to(device, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
     auto predictions = model.forward(data).argmax(1);
     correct += predictions.eq(target).sum().item<int64_t>();
     // CHECK-MESSAGES: :[[@LINE-1]]:45: warning: `correct` accumulates `item()` every iteration, so every iteration waits for the GPU; false dependency: the sum is read only after the loop (every iteration of the loop at line [[@LINE-9]]); accumulate on the device and read the total once after the loop [torch-sync-deferred-accumulate]
@@ -147,10 +147,10 @@ int main() {
     for (auto &batch : train_batches) {
       auto data = batch.data.to(device);
       // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}; the source is pageable host memory, so a large copy stays synchronous {{.*}}[torch-sync-host-to-device]
-      // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true);
+      // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
       auto target = batch.target.to(device);
       // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}; the source is pageable host memory, so a large copy stays synchronous {{.*}}[torch-sync-host-to-device]
-      // CHECK-FIXES: auto target = batch.target.to(device, /*non_blocking=*/true);
+      // CHECK-FIXES: auto target = batch.target.to(device, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
       optimizer.zero_grad();
       auto logits = model.forward(data);
       auto loss = torch::nn::functional::cross_entropy(logits * weights + label_smoothing, target);
@@ -190,7 +190,7 @@ int main() {
   // Inference on a held-out batch and a checkpoint of the first layer.
   auto probe = torch::randn({16, config.features}).to(device);
   // CHECK-MESSAGES: :[[@LINE-1]]:52: warning: `to(<GPU>)` copies a host tensor to the GPU
-  // CHECK-FIXES: auto probe = torch::randn({16, config.features}).to(device, /*non_blocking=*/true);
+  // CHECK-FIXES: auto probe = torch::randn({16, config.features}).to(device, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto rows = top_rows(model, probe, 0.5);
   std::printf("%zu confident rows\n", rows.size());
   auto first = model.hidden->parameters()[0].detach();

@@ -30,7 +30,7 @@ double vector_batches(torch::Tensor w) {
   for (const auto &x : inputs) {
     auto on_gpu = x.to(torch::kCUDA);  // the first copy of `inputs` pinned its elements
     // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}; the source is pageable host memory, so a large copy stays synchronous {{.*}}[torch-sync-host-to-device]
-    // CHECK-FIXES: auto on_gpu = x.to(torch::kCUDA, /*non_blocking=*/true);  // the first copy of `inputs` pinned its elements
+    // CHECK-FIXES: auto on_gpu = x.to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;  // the first copy of `inputs` pinned its elements
     total += on_gpu.sum().item<double>();
   }
   return total;
@@ -46,7 +46,7 @@ double made_every_step(torch::Tensor w) {
     batches.push_back(torch::randn({8, 8}));
     auto x = batches.back().to(torch::kCUDA);
     // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}; the source is pageable host memory, so a large copy stays synchronous {{.*}}[torch-sync-host-to-device]
-    // CHECK-FIXES: auto x = batches.back().to(torch::kCUDA, /*non_blocking=*/true);
+    // CHECK-FIXES: auto x = batches.back().to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
     total += (w * x).sum().item<double>();
   }
   return total;
@@ -133,7 +133,7 @@ double stored_by_macro(torch::Tensor w) {
   for (size_t b = 0; b < batches.size(); ++b)
     total += batches[b].to(torch::kCUDA).sum().item<double>();
   // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}}; the source is pageable host memory, so a large copy stays synchronous {{.*}}[torch-sync-host-to-device]
-  // CHECK-FIXES: total += batches[b].to(torch::kCUDA, /*non_blocking=*/true).sum().item<double>();
+  // CHECK-FIXES: total += batches[b].to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */.sum().item<double>();
   return total;
 }
 template <typename Scalar> Scalar templated_batches(torch::Tensor w) {

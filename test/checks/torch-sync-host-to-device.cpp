@@ -7,10 +7,10 @@ void moves(torch::Device device, torch::Tensor maybe_cpu) {
   auto host = torch::rand({16});
   auto a = host.cuda();
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `cuda()` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU; pass `non_blocking=true`; the source is pageable host memory, so a large copy stays synchronous until the source is pinned (`.pin_memory()` where it is made, or a pinned staging buffer reused across steps) [torch-sync-host-to-device]
-  // CHECK-FIXES: auto a = host.to(torch::kCUDA, /*non_blocking=*/true);
+  // CHECK-FIXES: auto a = host.to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto b = host.to(torch::kCUDA);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor to the GPU
-  // CHECK-FIXES: auto b = host.to(torch::kCUDA, /*non_blocking=*/true);
+  // CHECK-FIXES: auto b = host.to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto c = maybe_cpu.to(device);
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: neither the source is known to be on the host nor the target to be a GPU, and a copy from the GPU to the host with `non_blocking` could be read before it is done [torch-sync-host-to-device]
   // CHECK-FIXES: auto c = maybe_cpu.to(device);
@@ -19,23 +19,23 @@ void moves(torch::Device device, torch::Tensor maybe_cpu) {
   // CHECK-FIXES: auto c2 = maybe_cpu.to(torch::kCUDA, /*non_blocking=*/true);
   auto d = host.to(device, torch::kHalf);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor
-  // CHECK-FIXES: auto d = host.to(device, torch::kHalf, /*non_blocking=*/true);
+  // CHECK-FIXES: auto d = host.to(device, torch::kHalf, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto e = host.to(a);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor
-  // CHECK-FIXES: auto e = host.to(a, /*non_blocking=*/true);
+  // CHECK-FIXES: auto e = host.to(a, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto f = host.to(torch::kCUDA, /*non_blocking=*/false);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor
-  // CHECK-FIXES: auto f = host.to(torch::kCUDA, /*non_blocking=*/true);
+  // CHECK-FIXES: auto f = host.to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   a.copy_(host);
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `copy_()` copies a host tensor to the GPU
-  // CHECK-FIXES: a.copy_(host, /*non_blocking=*/true);
+  // CHECK-FIXES: a.copy_(host, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
 }
 
 void loader(std::vector<torch::data::Example<>> &batches, torch::Device device) {
   for (auto &batch : batches) {
     auto data = batch.data.to(device);
-    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `to(<GPU>)` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU (every iteration of the loop at line [[@LINE-2]]); pass `non_blocking=true`; a pageable source still stalls for large copies (measured: 256 MB waited, 16 KB did not); this is a loader batch: pin it (`pin_memory()`, or a loader with pinned memory) so the copy overlaps with compute [torch-sync-host-to-device]
-    // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true);
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `to(<GPU>)` copies a host tensor to the GPU and blocks the host until the copy is done; false dependency: the host does not need to wait for a copy to the GPU (every iteration of the loop at line [[@LINE-2]]); pass `non_blocking=true`; a pageable source still stalls for large copies (measured: 256 MB waited, 16 KB did not); this is a loader batch, made anew every step: for the copy to overlap with compute, copy it into a pinned staging buffer allocated once and reused (wait on an event recorded after the copy before refilling it) [torch-sync-host-to-device]
+    // CHECK-FIXES: auto data = batch.data.to(device, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   }
 }
 
@@ -84,7 +84,7 @@ void negatives(torch::Tensor maybe, torch::Device device) {
   auto f = host.to(device, flag);             // the author controls the flag
   auto r = torch::rand({3}).to(torch::kCUDA); // random: CPU and GPU generators differ
   // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `to(<GPU>)` copies a host tensor
-  // CHECK-FIXES: auto r = torch::rand({3}).to(torch::kCUDA, /*non_blocking=*/true);
+  // CHECK-FIXES: auto r = torch::rand({3}).to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */; // random: CPU and GPU generators differ
 }
 
 struct Net : torch::nn::Module {};
@@ -115,7 +115,7 @@ struct PointCloud {
     // CHECK-FIXES: points = points.to(device);
     colors = torch::rand({4}).to(device, torch::kHalf);
     // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: `to(<GPU>)` copies a host tensor to the GPU
-    // CHECK-FIXES: colors = torch::rand({4}).to(device, torch::kHalf, /*non_blocking=*/true);
+    // CHECK-FIXES: colors = torch::rand({4}).to(device, torch::kHalf, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   }
 };
 // A device that is the CPU only where no GPU exists (LibTorch's examples): no

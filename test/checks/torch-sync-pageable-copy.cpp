@@ -109,3 +109,16 @@ template <typename Index> void template_case(torch::Device device, Index steps) 
 }
 template void template_case<int>(torch::Device, int);
 template void template_case<long>(torch::Device, long);
+
+// The flag spelled `/*non_blocking=*/true` by the user (the common spelling in
+// public code) is reported like any other (issue 43 item 4: it was taken for
+// the tool's own edit). The tool's own edit carries its marker and is not.
+torch::Tensor from_vector(std::vector<float> &values, torch::Device device) {
+  auto host = torch::from_blob(values.data(), {static_cast<long>(values.size())});
+  return host.to(device, /*non_blocking=*/true);
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: a copy from pageable host memory cannot overlap
+}
+torch::Tensor marked_by_the_tool(std::vector<float> &values) {
+  auto host = torch::from_blob(values.data(), {static_cast<long>(values.size())});
+  return host.to(torch::kCUDA, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
+}
