@@ -172,10 +172,7 @@ std::string SyncCheck::torchNamespacePrefix(ASTContext &Ctx) {
   return Spelling.substr(0, Spelling.rfind("::") + 2);
 }
 
-std::string SyncCheck::sourceText(ASTContext &Ctx, const Stmt *S) {
-  CharSourceRange Range = CharSourceRange::getTokenRange(S->getSourceRange());
-  return Lexer::getSourceText(Range, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
-}
+std::string SyncCheck::sourceText(ASTContext &Ctx, const Stmt *S) { return spelledText(Ctx, S); }
 
 std::string SyncCheck::asPostfix(ASTContext &Ctx, const Expr *E) {
   const Expr *Spelled = ignoreWrappers(E)->IgnoreImplicit();
@@ -186,34 +183,6 @@ std::string SyncCheck::asPostfix(ASTContext &Ctx, const Expr *E) {
   return "(" + Text + ")";
 }
 
-bool SyncCheck::isDiscarded(ASTContext &Ctx, const Expr *E) {
-  const Stmt *Current = E;
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(*Current);
-    if (Parents.empty())
-      return false;
-    const Stmt *Parent = Parents[0].get<Stmt>();
-    if (!Parent)
-      return false;
-    if (isa<ExprWithCleanups, ImplicitCastExpr, ParenExpr>(Parent)) {
-      Current = Parent;
-      continue;
-    }
-    if (isa<CompoundStmt>(Parent))
-      return true;
-    // The body of a loop or a branch written without braces.
-    if (const auto *If = dyn_cast<IfStmt>(Parent))
-      return If->getThen() == Current || If->getElse() == Current;
-    if (const auto *For = dyn_cast<ForStmt>(Parent))
-      return For->getBody() == Current || For->getInc() == Current;
-    if (const auto *While = dyn_cast<WhileStmt>(Parent))
-      return While->getBody() == Current;
-    if (const auto *Do = dyn_cast<DoStmt>(Parent))
-      return Do->getBody() == Current;
-    if (const auto *Range = dyn_cast<CXXForRangeStmt>(Parent))
-      return Range->getBody() == Current;
-    return false;
-  }
-}
+bool SyncCheck::isDiscarded(ASTContext &Ctx, const Expr *E) { return isValueDiscarded(Ctx, E); }
 
 } // namespace torch_syncfree

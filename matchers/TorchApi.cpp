@@ -401,6 +401,41 @@ std::string insertedSyncMarker(llvm::StringRef Why) {
   return (" /* torch-syncfree: " + Why + " */").str();
 }
 
+std::string spelledText(ASTContext &Ctx, const Stmt *S) {
+  CharSourceRange Range = CharSourceRange::getTokenRange(S->getSourceRange());
+  return Lexer::getSourceText(Range, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+}
+
+bool isValueDiscarded(ASTContext &Ctx, const Expr *E) {
+  const Stmt *Current = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Current);
+    if (Parents.empty())
+      return false;
+    const Stmt *Parent = Parents[0].get<Stmt>();
+    if (!Parent)
+      return false;
+    if (isa<ExprWithCleanups, ImplicitCastExpr, ParenExpr>(Parent)) {
+      Current = Parent;
+      continue;
+    }
+    if (isa<CompoundStmt>(Parent))
+      return true;
+    // The body of a loop or a branch written without braces.
+    if (const auto *If = dyn_cast<IfStmt>(Parent))
+      return If->getThen() == Current || If->getElse() == Current;
+    if (const auto *For = dyn_cast<ForStmt>(Parent))
+      return For->getBody() == Current || For->getInc() == Current;
+    if (const auto *While = dyn_cast<WhileStmt>(Parent))
+      return While->getBody() == Current;
+    if (const auto *Do = dyn_cast<DoStmt>(Parent))
+      return Do->getBody() == Current;
+    if (const auto *Range = dyn_cast<CXXForRangeStmt>(Parent))
+      return Range->getBody() == Current;
+    return false;
+  }
+}
+
 bool isMarkedInsertedSync(const Expr *E, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   SourceLocation End = SM.getSpellingLoc(E->getEndLoc());

@@ -94,6 +94,11 @@ std::string insertedSyncComment(llvm::StringRef Why);
 /// An inline " /* torch-syncfree: <why> */" written right after a sync a fix
 /// keeps on purpose inside an expression (the any() guard's one bool).
 std::string insertedSyncMarker(llvm::StringRef Why);
+/// The source text of \p S as written (empty when it is not in a file).
+std::string spelledText(clang::ASTContext &Ctx, const clang::Stmt *S);
+/// Whether the value of \p E is discarded (a full-expression statement, the
+/// body of a loop or branch written without braces, a for loop's increment).
+bool isValueDiscarded(clang::ASTContext &Ctx, const clang::Expr *E);
 /// Whether E is immediately followed by insertedSyncMarker().
 bool isMarkedInsertedSync(const clang::Expr *E, clang::ASTContext &Ctx);
 /// Whether the line of Loc carries insertedSyncComment().

@@ -6,6 +6,7 @@
 // `compute_metrics(gpu_logits)` is.
 #include "CatalogChecks.h"
 #include "CopyCalls.h"
+#include "SiteOwnership.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
 
@@ -85,8 +86,7 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     if (calleeName(Site) == "clip_grad_norm_" && isDiscarded(Ctx, Site) &&
         isCheckEnabled("torch-sync-grad-norm"))
       return true;
-    return isCheckEnabled("torch-sync-deferred-accumulate") &&
-           DeferredAccumulateCheck::reportsItem(analysis(Ctx), Site);
+    return isCheckEnabled("torch-sync-deferred-accumulate") && isDeferredAccumulateSite(analysis(Ctx), Site);
   };
   findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
             Path, Syncs, /*Limit=*/16);

@@ -86,24 +86,6 @@ public:
     Options.store(Opts, "FusedNorm", FusedNorm);
     Options.store(Opts, "HelperInEveryFix", HelperInEveryFix);
   }
-  /// The device-side clipping that replaces the call: a call of one named
-  /// helper per file (LibTorch's 2-norm clipping without the final host read;
-  /// it returns the total norm as a 0-dim tensor on the gradients' device).
-  /// With \p FusedNorm the per-parameter norms are one `_foreach_norm` (fewer
-  /// launches, not bit-identical on CUDA). nullopt when the call uses a norm
-  /// type or flag the rewrite does not reproduce, or the helper has no place.
-  static std::optional<std::string> deviceClipping(clang::ASTContext &Ctx, const clang::CallExpr *Call,
-                                                   bool FusedNorm);
-  /// The helper's definition, inserted after the file's includes, for the fix
-  /// of \p Call: added by the first fix of the TU that asks (one definition per
-  /// file, whichever fixes clang-tidy applies), or by every fix when
-  /// \p EveryFix (the language server applies one quick fix at a time; the
-  /// copies are guarded). None when the TU already defines it (a file fixed
-  /// before). false when the fix must not be offered: no place for the helper,
-  /// or the carrier's line looks suppressed (NOLINT), so its fix may not apply.
-  static bool clippingHelper(TranslationUnitAnalysis &TU, const clang::CallExpr *Call, bool FusedNorm,
-                             bool EveryFix, std::vector<clang::transformer::ASTEdit> &Edits);
-
 private:
   static const clang::DeclRefExpr *normReadAtLogPoint(TranslationUnitAnalysis &TU, const clang::CallExpr *Call);
   bool FusedNorm;
@@ -136,13 +118,10 @@ public:
     SyncCheck::storeOptions(Opts);
     Options.store(Opts, "FusedNorm", FusedNorm);
   }
-  /// Whether this check reports the accumulation \p Item is the summand of
-  /// (torch-sync-item then leaves the site to it).
-  static bool reportsItem(TranslationUnitAnalysis &TU, const clang::Expr *Item);
 
 private:
   bool FusedNorm; ///< the composed clipping's norms: see GradNormCheck
-  bool HelperInEveryFix; ///< see GradNormCheck::clippingHelper
+  bool HelperInEveryFix; ///< see addClipGradNormHelper (fixes/ClipGradNorm.h)
 };
 /// torch-sync-pageable-copy: a non_blocking copy between the GPU and pageable
 /// host memory, which the driver makes synchronous.
@@ -177,9 +156,6 @@ public:
   using SyncCheck::SyncCheck;
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
-  /// Whether this check reports \p Item, whose use was classified as \p Use
-  /// (torch-sync-item then leaves the site to it).
-  static bool reportsItem(TranslationUnitAnalysis &TU, const clang::Expr *Item, const UseVerdict &Use);
 };
 /// torch-sync-graph-capture: a sync inside CUDA graph capture (error level).
 TORCH_SYNCFREE_DECLARE_CHECK(GraphCaptureCheck)

@@ -12,6 +12,7 @@
 // the host copy is converted once to the travel type and read through its data
 // pointer (no LibTorch call per read), and values known to be 0-dim are not reshaped.
 #include "CatalogChecks.h"
+#include "SiteOwnership.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
 
@@ -176,10 +177,9 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
                                            [&](Placement P) { return mayBeOnGpu(P); }, R);
     // A read that torch-sync-deferred-accumulate moves out of the loop is not
     // coalesced, and neither is a read a fix inserted (its one read after a loop).
-    if (Kind == StatementKind::Candidate &&
-        ((isCheckEnabled("torch-sync-deferred-accumulate") &&
-          DeferredAccumulateCheck::reportsItem(analysis(Ctx), R->Item)) ||
-         isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
+    if (Kind == StatementKind::Candidate && ((isCheckEnabled("torch-sync-deferred-accumulate") &&
+                                              isDeferredAccumulateSite(analysis(Ctx), R->Item)) ||
+                                             isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
       Kind = StatementKind::Barrier;
     switch (Kind) {
     case StatementKind::Neutral:

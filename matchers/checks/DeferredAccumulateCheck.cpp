@@ -2,8 +2,10 @@
 // metric read only after the loop, becomes a device accumulator declared before the
 // loop, a device-side add in the body and one `item()` after the loop.
 #include "CatalogChecks.h"
+#include "SiteOwnership.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "fixes/ClipGradNorm.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -71,36 +73,6 @@ static bool hasNonLocalExit(const Stmt *S) {
     if (hasNonLocalExit(Child))
       return true;
   return false;
-}
-
-bool DeferredAccumulateCheck::reportsItem(TranslationUnitAnalysis &TU, const Expr *Item) {
-  ASTContext &Ctx = TU.context();
-  // The same conditions as the matcher and the first tests of check(), seen from
-  // the item call: the summand of a discarded `local += ...` inside a loop, with the
-  // local declared before the loop.
-  const Stmt *Current = Item;
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(*Current);
-    const auto *Parent = Parents.empty() ? nullptr : Parents[0].get<Expr>();
-    if (!Parent)
-      return false;
-    if (const auto *Accumulate = dyn_cast<BinaryOperator>(Parent);
-        Accumulate && (Accumulate->getOpcode() == BO_AddAssign ||
-                       Accumulate->getOpcode() == BO_SubAssign)) {
-      if (Accumulate->getRHS() != Current)
-        return false;
-      const auto *Lhs = dyn_cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
-      const auto *Var = Lhs ? dyn_cast<VarDecl>(Lhs->getDecl()) : nullptr;
-      if (!Var || !Var->hasLocalStorage() ||
-          !(Var->getType()->isIntegerType() || Var->getType()->isRealFloatingType()) ||
-          !isDiscarded(Ctx, Accumulate))
-        return false;
-      const Stmt *Loop = TU.enclosingLoop(Accumulate);
-      return Loop && Ctx.getSourceManager().isBeforeInTranslationUnit(Var->getEndLoc(),
-                                                                       Loop->getBeginLoc());
-    }
-    Current = Parent;
-  }
 }
 
 void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
@@ -176,8 +148,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   QualType Type = Var->getType().getCanonicalType();
   bool Floating = Type->isFloatingType();
   bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
-  std::optional<std::string> Clipping =
-      Clip ? GradNormCheck::deviceClipping(Ctx, Clip, FusedNorm) : std::nullopt;
+  std::optional<std::string> Clipping = Clip ? deviceClipGradNorm(Ctx, Clip, FusedNorm) : std::nullopt;
 
   // Reported at the sync call, as every other check reports (NOLINT, baselines
   // and SARIF fingerprints point at the same token whichever check reports it).
@@ -350,7 +321,7 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   auto Fixes = fixItsFor(Edits, Result);
   // The clipping helper last: claimed only once the rest of the fix applies.
   if (Fixes && Clip) {
-    if (GradNormCheck::clippingHelper(analysis(Ctx), Clip, FusedNorm, HelperInEveryFix, Edits))
+    if (addClipGradNormHelper(analysis(Ctx), Clip, FusedNorm, HelperInEveryFix, Edits))
       Fixes = fixItsFor(Edits, Result);
     else
       Fixes = std::nullopt;

@@ -3,6 +3,7 @@
 // the loop already has a log interval (`if (step % N == 0)`), a note points to it;
 // no fix-it is offered either way, since what is printed would change.
 #include "CatalogChecks.h"
+#include "SiteOwnership.h"
 #include "TorchApi.h"
 
 #include "clang/AST/ParentMapContext.h"
@@ -30,13 +31,6 @@ static const IfStmt *firstIntervalIn(const Stmt *S) {
   return nullptr;
 }
 
-bool DeferredLogCheck::reportsItem(TranslationUnitAnalysis &TU, const Expr *Item, const UseVerdict &Use) {
-  ASTContext &Ctx = TU.context();
-  const Stmt *Loop = TU.enclosingLoop(Item);
-  // Read every iteration (not already under a log interval) only to be logged.
-  return Loop && Use.OnlyLogged && !logIntervalAround(Ctx, Item, Loop);
-}
-
 void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
@@ -49,7 +43,7 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
   UseVerdict Use = classifier(Ctx).classify(Call);
-  if (!reportsItem(analysis(Ctx), Call, Use) || analysis(Ctx).isReadTakenOver(Call))
+  if (!isDeferredLogSite(analysis(Ctx), Call, Use) || analysis(Ctx).isReadTakenOver(Call))
     return;
 
   const IfStmt *LoggedUnder = Use.LoggedAt ? logIntervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;

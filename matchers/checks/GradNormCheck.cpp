@@ -1,6 +1,8 @@
 #include "CatalogChecks.h"
+#include "SiteOwnership.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "fixes/ClipGradNorm.h"
 
 #include "clang/Tooling/Transformer/RangeSelector.h"
 #include "clang/Tooling/Transformer/Stencil.h"
@@ -36,16 +38,16 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
 
   // An accumulated norm (`sum += clip_grad_norm_(...)` in a loop) is
   // torch-sync-deferred-accumulate's: it composes this rewrite with a device sum.
-  if (isCheckEnabled("torch-sync-deferred-accumulate") && DeferredAccumulateCheck::reportsItem(analysis(Ctx), Call))
+  if (isCheckEnabled("torch-sync-deferred-accumulate") && isDeferredAccumulateSite(analysis(Ctx), Call))
     return;
   std::vector<FixItHint> Fixes;
   if (isDiscarded(Ctx, Call)) {
     std::vector<ASTEdit> Edits;
-    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, FusedNorm)) {
+    if (std::optional<std::string> Clipping = deviceClipGradNorm(Ctx, Call, FusedNorm)) {
       Edits.push_back(changeTo(node("call"), cat(*Clipping)));
       // The helper last: claimed only once the rest of the fix is known to apply.
       if (fixItsFor(Edits, Result) &&
-          clippingHelper(analysis(Ctx), Call, FusedNorm, HelperInEveryFix, Edits))
+          addClipGradNormHelper(analysis(Ctx), Call, FusedNorm, HelperInEveryFix, Edits))
         if (auto Bound = fixItsFor(Edits, Result))
           Fixes = *Bound;
     }
@@ -53,7 +55,7 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
     // `double norm = clip_grad_norm_(...); ... if (step % N == 0) log(norm);`: the
     // variable holds the 0-dim device norm and the log point reads it.
     std::vector<ASTEdit> Edits;
-    if (std::optional<std::string> Clipping = deviceClipping(Ctx, Call, FusedNorm)) {
+    if (std::optional<std::string> Clipping = deviceClipGradNorm(Ctx, Call, FusedNorm)) {
       const auto *Var = cast<VarDecl>(Use->getDecl());
       std::string ReadType = Var->getType()->isSpecificBuiltinType(BuiltinType::Float) ? "float" : "double";
       Edits.insert(Edits.end(), {
@@ -63,7 +65,7 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
           changeTo(selectTokens(Use), cat(Var->getNameAsString() + ".item<" + ReadType + ">()" +
                                           insertedSyncMarker("the norm, read where it is logged")))});
       if (fixItsFor(Edits, Result) &&
-          clippingHelper(analysis(Ctx), Call, FusedNorm, HelperInEveryFix, Edits))
+          addClipGradNormHelper(analysis(Ctx), Call, FusedNorm, HelperInEveryFix, Edits))
         if (auto Bound = fixItsFor(Edits, Result))
           Fixes = *Bound;
     }
@@ -103,157 +105,6 @@ const DeclRefExpr *GradNormCheck::normReadAtLogPoint(TranslationUnitAnalysis &TU
   if (!Guard || SM.isBeforeInTranslationUnit(Guard->getBeginLoc(), Var->getBeginLoc()))
     return nullptr;
   return Use;
-}
-
-/// The offset of the first character of the line holding \p Offset.
-static unsigned startOfLine(StringRef Text, unsigned Offset) {
-  size_t Newline = Offset == 0 ? StringRef::npos : Text.rfind('\n', Offset - 1);
-  return Newline == StringRef::npos ? 0 : static_cast<unsigned>(Newline + 1);
-}
-
-/// The offset in \p FID where a helper for code at \p Use goes: after the last
-/// `#include` line above the top-level declaration holding \p Use, when no
-/// preprocessor conditional opened after it is still open there; else the
-/// start of that declaration's line. nullopt inside a macro or another file.
-static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const Stmt *Use) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  // The top-level declaration (a function, or the namespace around it).
-  const Decl *TopLevel = nullptr;
-  DynTypedNodeList Parents = Ctx.getParents(*Use);
-  while (!Parents.empty()) {
-    if (const auto *D = Parents[0].get<Decl>();
-        D && !isa<TranslationUnitDecl>(D) && isa_and_nonnull<TranslationUnitDecl>(D->getDeclContext()))
-      TopLevel = D;
-    Parents = Ctx.getParents(Parents[0]);
-  }
-  if (!TopLevel)
-    return std::nullopt;
-  SourceLocation DeclBegin = SM.getExpansionLoc(TopLevel->getBeginLoc());
-  FileID FID = SM.getFileID(DeclBegin);
-  if (FID != SM.getFileID(SM.getExpansionLoc(Use->getBeginLoc())))
-    return std::nullopt;
-  StringRef Text = SM.getBufferData(FID);
-  unsigned DeclLine = startOfLine(Text, SM.getFileOffset(DeclBegin));
-  // Walk the lines above the declaration: the last #include, and the
-  // conditional depth after it.
-  std::optional<unsigned> AfterInclude;
-  int DepthAfterInclude = 0;
-  for (unsigned Offset = 0; Offset < DeclLine;) {
-    size_t End = Text.find('\n', Offset);
-    if (End == StringRef::npos || End >= DeclLine)
-      End = DeclLine - 1;
-    StringRef Line = Text.slice(Offset, End).ltrim();
-    if (Line.consume_front("#")) {
-      Line = Line.ltrim();
-      if (Line.starts_with("include") || Line.starts_with("import")) {
-        AfterInclude = static_cast<unsigned>(End + 1);
-        DepthAfterInclude = 0;
-      } else if (Line.starts_with("if")) {
-        ++DepthAfterInclude;
-      } else if (Line.starts_with("endif")) {
-        --DepthAfterInclude;
-      }
-    }
-    Offset = static_cast<unsigned>(End + 1);
-  }
-  unsigned Offset = AfterInclude && DepthAfterInclude == 0 && *AfterInclude <= DeclLine ? *AfterInclude
-                                                                                         : DeclLine;
-  return SM.getComposedLoc(FID, Offset);
-}
-
-/// The helper's name and guard for these headers and options.
-static std::string clippingHelperName(ASTContext &Ctx, bool FusedNorm) {
-  return FusedNorm && torchDeclares(Ctx, "at", "_foreach_norm") ? "torch_syncfree_clip_grad_norm_fused"
-                                                                 : "torch_syncfree_clip_grad_norm";
-}
-
-std::optional<std::string> GradNormCheck::deviceClipping(ASTContext &Ctx, const CallExpr *Call,
-                                                         bool FusedNorm) {
-  // The rewrite mirrors LibTorch's own implementation (2-norm, no finiteness check)
-  // without the final `.item<double>()`.
-  for (unsigned I = 2; I < Call->getNumArgs(); ++I) {
-    const Expr *Arg = Call->getArg(I);
-    if (isa<CXXDefaultArgExpr>(Arg))
-      continue;
-    Expr::EvalResult Value;
-    if (I == 2 && Arg->EvaluateAsRValue(Value, Ctx) && Value.Val.isFloat() &&
-        Value.Val.getFloat().convertToDouble() == 2.0)
-      continue;
-    bool Flag = true;
-    if (I == 3 && Arg->EvaluateAsBooleanCondition(Flag, Ctx) && !Flag)
-      continue;
-    return std::nullopt;
-  }
-  // The scaling uses the multi-tensor kernel where the headers declare it (2.1+): one
-  // launch instead of one per parameter, and elementwise, so the same numbers. The
-  // norms stay per parameter unless FusedNorm: on CUDA `_foreach_norm` sums in another
-  // order than `norm`, and training amplifies the last-bit difference (measured on an
-  // H200: 6.5e-4 relative in an MLP's loss after a few hundred epochs).
-  return clippingHelperName(Ctx, FusedNorm) + "(" + sourceText(Ctx, Call->getArg(0)) + ", " +
-         sourceText(Ctx, Call->getArg(1)) + ")";
-}
-
-bool GradNormCheck::clippingHelper(TranslationUnitAnalysis &TU, const CallExpr *Call, bool FusedNorm,
-                                   bool EveryFix, std::vector<ASTEdit> &HelperEdits) {
-  ASTContext &Ctx = TU.context();
-  const SourceManager &SM = Ctx.getSourceManager();
-  std::string Name = clippingHelperName(Ctx, FusedNorm);
-  bool ForeachNorm = StringRef(Name).ends_with("_fused");
-  bool ForeachMulByTensor = torchDeclares(Ctx, "at", "_foreach_mul_", 2, 1, "at::Tensor");
-  // Defined already (this file was fixed before): call it.
-  if (!Ctx.getTranslationUnitDecl()->lookup(DeclarationName(&Ctx.Idents.get(Name))).empty())
-    return true;
-  std::optional<SourceLocation> Where = helperInsertionPoint(Ctx, Call);
-  if (!Where)
-    return false;
-  if (!EveryFix) {
-    // The carrier's fix must be applied for the others to compile: a line
-    // that may suppress it (NOLINT, NOLINTNEXTLINE above) carries no fix at all.
-    auto [FID, Offset] = SM.getDecomposedLoc(SM.getExpansionLoc(Call->getBeginLoc()));
-    StringRef Text = SM.getBufferData(FID);
-    unsigned LineBegin = startOfLine(Text, Offset);
-    unsigned PreviousLine = LineBegin == 0 ? 0 : startOfLine(Text, LineBegin - 1);
-    if (Text.slice(PreviousLine, Text.find('\n', Offset)).contains("NOLINT"))
-      return false;
-    if (!TU.claimName(/*Scope=*/nullptr, Name))
-      return true; // an earlier fix of this file carries it
-  }
-  std::string Guard = Name == "torch_syncfree_clip_grad_norm" ? "TORCH_SYNCFREE_CLIP_GRAD_NORM"
-                                                              : "TORCH_SYNCFREE_CLIP_GRAD_NORM_FUSED";
-  std::string Norms = ForeachNorm ? "  auto norms = at::_foreach_norm(grads, 2);\n"
-                                  : "  std::vector<torch::Tensor> norms;\n"
-                                    "  for (const auto &g : grads)\n"
-                                    "    norms.push_back(g.norm(2));\n";
-  std::string Scale = ForeachMulByTensor ? "  at::_foreach_mul_(grads, coef);\n"
-                                         : "  for (const auto &g : grads)\n"
-                                           "    g.mul_(coef);\n";
-  // One definition per file, guarded so that a second copy (clang-tidy --fix
-  // inserts each fix's copy) compiles to nothing.
-  std::string Helper =
-      "\n// torch-syncfree: torch::nn::utils::clip_grad_norm_ (2-norm) on the device: the\n"
-      "// gradients are scaled there and the total norm is returned as a 0-dim tensor,\n"
-      "// read on the host only where it is needed.\n"
-      "#ifndef " + Guard + "\n#define " + Guard + "\n"
-      "static torch::Tensor " + Name + "(const std::vector<torch::Tensor> &parameters, double max_norm) {\n"
-      "  std::vector<torch::Tensor> grads;\n"
-      "  for (const auto &p : parameters)\n"
-      "    if (p.grad().defined())\n"
-      "      grads.push_back(p.grad());\n"
-      "  if (grads.empty()) // LibTorch returns 0.0\n"
-      "    return parameters.empty() ? torch::zeros({}, torch::kDouble)\n"
-      "                              : torch::zeros({}, parameters[0].options().dtype(torch::kDouble));\n" +
-      Norms +
-      "  auto total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);\n"
-      "  auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);\n" + Scale +
-      "  return total;\n"
-      "}\n"
-      "#endif\n";
-  HelperEdits.push_back(insertBefore(
-      [Where = *Where](const MatchFinder::MatchResult &) -> llvm::Expected<CharSourceRange> {
-        return CharSourceRange::getCharRange(Where, Where);
-      },
-      cat(Helper)));
-  return true;
 }
 
 } // namespace torch_syncfree

@@ -1,5 +1,6 @@
 #include "ItemCheck.h"
 #include "CatalogChecks.h"
+#include "SiteOwnership.h"
 #include "TorchApi.h"
 
 using namespace clang;
@@ -36,11 +37,7 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
 
   UseVerdict Use = classifier(Ctx).classify(Call);
   // Sites a more specific check reports, with a better remedy, are left to it.
-  if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-log") &&
-      DeferredLogCheck::reportsItem(analysis(Ctx), Call, Use))
-    return;
-  if (isa<CXXMemberCallExpr>(Call) && isCheckEnabled("torch-sync-deferred-accumulate") &&
-      DeferredAccumulateCheck::reportsItem(analysis(Ctx), Call))
+  if (specificOwnerOfRead(analysis(Ctx), Call, Use, [&](StringRef Name) { return isCheckEnabled(Name); }))
     return;
   if (analysis(Ctx).isReadTakenOver(Call)) // one read of a coalesced run: torch-sync-coalesce's finding
     return;
