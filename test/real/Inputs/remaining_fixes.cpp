@@ -20,14 +20,14 @@ torch::Tensor remaining(torch::Device device) {
   auto host = torch::rand({16});
   auto d = host.to(device, torch::kHalf);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` {{.*}}[torch-sync-host-to-device]
-  // CHECK-FIXES: auto d = host.to(device, torch::kHalf, /*non_blocking=*/true);
+  // CHECK-FIXES: auto d = host.to(device, torch::kHalf, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto e = host.to(x);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` {{.*}}[torch-sync-host-to-device]
-  // CHECK-FIXES: auto e = host.to(x, /*non_blocking=*/true);
+  // CHECK-FIXES: auto e = host.to(x, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   auto dst = torch::empty({16}, torch::kCUDA);
   dst.copy_(host);
   // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: `copy_()` copies a host tensor {{.*}}[torch-sync-host-to-device]
-  // CHECK-FIXES: dst.copy_(host, /*non_blocking=*/true);
+  // CHECK-FIXES: dst.copy_(host, /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
   return avg + y.sum() + d.sum() + e.sum() + dst.sum();
 }
 
