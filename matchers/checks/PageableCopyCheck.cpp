@@ -66,14 +66,24 @@ void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   // An index tensor moved to the indexed tensor's device inside `index({...})`
   // (the form torch-sync-index-put rewrites CPU indices to): indices are small.
+  bool InIndexList = false;
   for (DynTypedNodeList Parents = Ctx.getParents(*Call); !Parents.empty();
        Parents = Ctx.getParents(Parents[0])) {
     const auto *E = Parents[0].get<Expr>();
-    if (!E || isa<InitListExpr>(E))
+    if (!E)
       break;
     if (const auto *Construct = dyn_cast<CXXConstructExpr>(E);
         Construct && Construct->getType().getAsString().find("TensorIndex") != std::string::npos)
       return;
+    // An element of the braced index list itself, whatever type the headers
+    // give the list.
+    if (const auto *Indexing = dyn_cast<CXXMemberCallExpr>(E);
+        Indexing && InIndexList && (calleeName(Indexing) == "index" || calleeName(Indexing) == "index_put_"))
+      return;
+    if (isa<InitListExpr, CXXStdInitializerListExpr>(E)) {
+      InIndexList = true;
+      continue;
+    }
     if (!isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, CXXConstructExpr,
              ParenExpr, ExprWithCleanups>(E))
       break;
