@@ -126,5 +126,5 @@ torch::Tensor marked_by_the_tool(std::vector<float> &values) {
 // (torch-sync-index-put's fix, now that the spelling no longer hides it): small.
 torch::Tensor index_list(torch::Tensor x) {
   auto host_idx = torch::randint(64, {8}, torch::kLong);
-  return x.cuda().index({host_idx.to(torch::kCUDA, /*non_blocking=*/true)});
+  return x.index({host_idx.to(torch::kCUDA, /*non_blocking=*/true)});
 }
