@@ -1,7 +1,8 @@
 #include "DeviceInference.h"
 #include "ApiFacts.h"
-#include <cstdlib>
 #include "TorchApi.h"
+#include "analysis/ValueFlow.h"
+#include <cstdlib>
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Analysis/CFG.h"
@@ -68,22 +69,6 @@ static bool isNonConstRefParam(const FunctionDecl *FD, unsigned ArgIndex) {
   return T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
 }
 
-DeviceOracle::FunctionCFG *DeviceOracle::cfgFor(const FunctionDecl *FD) {
-  auto &Slot = CFGs[FD];
-  if (!Slot) {
-    Slot = std::make_unique<FunctionCFG>();
-    CFG::BuildOptions Options;
-    Options.setAllAlwaysAdd();
-    Slot->Graph = CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
-    if (Slot->Graph)
-      for (const CFGBlock *Block : *Slot->Graph)
-        for (unsigned I = 0; I < Block->size(); ++I)
-          if (std::optional<CFGStmt> Element = (*Block)[I].getAs<CFGStmt>())
-            Slot->Position.try_emplace(Element->getStmt(), Block, I);
-  }
-  return Slot->Graph ? Slot.get() : nullptr;
-}
-
 /// `std::tie(a, b, ...)` with \p D among its arguments: D's position there.
 static std::optional<unsigned> tiePosition(const Expr *E, const ValueDecl *D) {
   const auto *Call = dyn_cast_or_null<CallExpr>(ignoreWrappers(E));
@@ -95,141 +80,6 @@ static std::optional<unsigned> tiePosition(const Expr *E, const ValueDecl *D) {
         Ref && Ref->getDecl() == D)
       return I;
   return std::nullopt;
-}
-
-/// The element of a structured binding's initialiser that the binding names.
-static unsigned bindingIndex(const BindingDecl *Binding) {
-  unsigned Index = 0;
-  if (const auto *Decomposed = dyn_cast_or_null<DecompositionDecl>(Binding->getDecomposedDecl()))
-    for (const BindingDecl *Other : Decomposed->bindings()) {
-      if (Other == Binding)
-        break;
-      ++Index;
-    }
-  return Index;
-}
-
-/// The value a CFG element gives D (a variable or a structured binding), when
-/// the element defines it: its declaration's initialiser, the right side of an
-/// assignment to it, or element I of the right side of `std::tie(..) = rhs`.
-/// Sets Escapes for a call that may change D through a non-const reference.
-static DeviceOracle::Definition definitionValue(const Stmt *S, const ValueDecl *D,
-                                                bool &IsDefinition, bool &Escapes) {
-  IsDefinition = false;
-  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-    const auto *Binding = dyn_cast<BindingDecl>(D);
-    for (const Decl *Declared : DS->decls()) {
-      if (Declared == D) {
-        IsDefinition = true;
-        return {cast<VarDecl>(D)->getInit(), std::nullopt};
-      }
-      if (Binding && Declared == Binding->getDecomposedDecl()) {
-        IsDefinition = true;
-        return {cast<VarDecl>(Declared)->getInit(), bindingIndex(Binding)};
-      }
-    }
-    return {};
-  }
-  auto IsVar = [&](const Expr *E) {
-    const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-    return Ref && Ref->getDecl() == D;
-  };
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
-    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2) {
-      if (IsVar(Op->getArg(0))) {
-        IsDefinition = true;
-        return {Op->getArg(1), std::nullopt};
-      }
-      if (std::optional<unsigned> Position = tiePosition(Op->getArg(0), D)) {
-        IsDefinition = true;
-        return {Op->getArg(1), Position};
-      }
-    }
-    return {};
-  }
-  if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
-    if (BO->getOpcode() == BO_Assign && IsVar(BO->getLHS())) {
-      IsDefinition = true;
-      return {BO->getRHS(), std::nullopt};
-    }
-    return {};
-  }
-  if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    if (isa<CXXMemberCallExpr>(Call))
-      return {};
-    const FunctionDecl *FD = Call->getDirectCallee();
-    if (FD && isInTorchNamespace(FD))
-      return {};
-    // The tie of `std::tie(a, b) = rhs` is evaluated before the assignment,
-    // which defines a and b (found first, scanning backwards).
-    if (FD && FD->isInStdNamespace() && FD->getName() == "tie")
-      return {};
-    for (unsigned I = 0; I < Call->getNumArgs(); ++I)
-      if (IsVar(Call->getArg(I)) &&
-          (!FD || (I < FD->getNumParams() &&
-                   FD->getParamDecl(I)->getType()->isReferenceType() &&
-                   !FD->getParamDecl(I)->getType().getNonReferenceType().isConstQualified()))) {
-        IsDefinition = true;
-        Escapes = true;
-      }
-  }
-  return {};
-}
-
-std::optional<std::vector<DeviceOracle::Definition>>
-DeviceOracle::reachingValues(const ValueDecl *VD, const DeclRefExpr *Use, bool &Escapes) {
-  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody() || !Use)
-    return std::nullopt;
-  FunctionCFG *Graph = cfgFor(FD);
-  if (!Graph)
-    return std::nullopt;
-  // The CFG element evaluating the use (or the nearest enclosing one).
-  const Stmt *Current = Use;
-  auto Found = Graph->Position.find(Current);
-  while (Found == Graph->Position.end()) {
-    DynTypedNodeList Parents = Ctx.getParents(*Current);
-    if (Parents.empty() || !Parents[0].get<Stmt>())
-      return std::nullopt;
-    Current = Parents[0].get<Stmt>();
-    if (isa<LambdaExpr>(Current))
-      return std::nullopt; // a capture: when the lambda runs is not known here
-    Found = Graph->Position.find(Current);
-  }
-  std::vector<Definition> Values;
-  // Scans Block's elements [0, End) backwards for the last definition of VD.
-  auto LastDefinition = [&](const CFGBlock *Block, unsigned End) {
-    for (unsigned I = End; I-- > 0;) {
-      std::optional<CFGStmt> Element = (*Block)[I].getAs<CFGStmt>();
-      if (!Element)
-        continue;
-      bool IsDefinition = false;
-      Definition Value = definitionValue(Element->getStmt(), VD, IsDefinition, Escapes);
-      if (IsDefinition) {
-        if (Value.Value)
-          Values.push_back(Value);
-        return true;
-      }
-    }
-    return false;
-  };
-  auto [UseBlock, UseIndex] = Found->second;
-  if (LastDefinition(UseBlock, UseIndex))
-    return Values;
-  llvm::SmallPtrSet<const CFGBlock *, 16> Visited;
-  std::deque<const CFGBlock *> Work(UseBlock->pred_begin(), UseBlock->pred_end());
-  while (!Work.empty()) {
-    const CFGBlock *Block = Work.front();
-    Work.pop_front();
-    if (!Block || !Visited.insert(Block).second)
-      continue;
-    if (LastDefinition(Block, Block->size()))
-      continue;
-    if (Block == &Graph->Graph->getEntry())
-      Escapes = true; // reached the start with no definition (a parameter, a global)
-    Work.insert(Work.end(), Block->pred_begin(), Block->pred_end());
-  }
-  return Values;
 }
 
 bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
@@ -266,25 +116,34 @@ std::optional<Placement> DeviceOracle::definitionPlacement(const Definition &Def
 std::optional<Placement> DeviceOracle::reachingPlacement(const ValueDecl *D, bool AsDevice,
                                                          const DeclRefExpr *Use, bool &Answered) {
   Answered = false;
-  if (!InProgress.insert(D).second)
-    return std::nullopt;
-  bool Escapes = false;
-  std::optional<std::vector<Definition>> Values = reachingValues(D, Use, Escapes);
-  std::optional<Placement> Result;
-  if (Values) {
-    for (const Definition &Value : *Values) {
-      const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Value.Value));
-      if (!Value.Element && Construct && Construct->getNumArgs() == 0)
-        continue; // `Tensor t;`: undefined until assigned
-      Result = join(Result, definitionPlacement(Value, AsDevice));
-    }
-    if (Escapes)
-      Result = join(Result, std::optional<Placement>(Placement::Unknown));
-  }
-  InProgress.erase(D);
-  if (!Values)
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(D->getParentFunctionOrMethod());
+  const FunctionValueFlow *Flow = Use && FD && FD->getBody() ? TU.valueFlow(FD) : nullptr;
+  std::optional<ReachingDefinitions> Reaching = Flow ? Flow->reachingAt(D, Use) : std::nullopt;
+  if (!Reaching)
     return std::nullopt;
   Answered = true;
+  std::optional<Placement> Result;
+  bool Escapes = Reaching->FromEntry; // a parameter, a global: not this function's to say
+  DefinitionFixpoint<Placement> &Facts = AsDevice ? DeviceDefinitions : TensorDefinitions;
+  for (unsigned Index : Reaching->Definitions) {
+    const ValueDefinition &Definition = Flow->definitions()[Index];
+    if (Definition.How == ValueDefinition::Kind::Escaped) {
+      Escapes = true;
+      continue;
+    }
+    const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Definition.Value));
+    if (!Definition.Value || (!Definition.Element && Construct && Construct->getNumArgs() == 0))
+      continue; // `Tensor t;`: undefined until assigned
+    Result = join(Result,
+                  Facts.factOf(
+                      Definition,
+                      [&](const ValueDefinition &Def) {
+                        return definitionPlacement({Def.Value, Def.Element}, AsDevice);
+                      },
+                      [](Placement A, Placement B) { return join(A, B); }, Placement::Unknown, cacheable()));
+  }
+  if (Escapes)
+    Result = join(Result, std::optional<Placement>(Placement::Unknown));
   if (!Result && !AsDevice)
     return Placement::Unknown;
   return Result;

@@ -11,6 +11,7 @@
 #define TORCH_SYNCFREE_DEVICEINFERENCE_H
 
 #include "TranslationUnitAnalysis.h"
+#include "analysis/ValueFlow.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/Analysis/CFG.h"
@@ -74,22 +75,12 @@ public:
   };
 
 private:
-  /// Flow-sensitive: the definitions of D (a variable or a structured binding)
-  /// that reach Use along the function's CFG (nullopt when the CFG cannot
-  /// answer: lambdas, globals, no CFG).
-  std::optional<std::vector<Definition>> reachingValues(const clang::ValueDecl *D,
-                                                        const clang::DeclRefExpr *Use,
-                                                        bool &Escapes);
-  /// The join of reachingValues(); Answered is false when the CFG cannot answer.
+  /// Flow-sensitive: the join over the definitions of D (a variable or a
+  /// structured binding) that reach Use, from the value-flow core; Answered is
+  /// false when the core cannot answer (lambdas, globals, no CFG).
   std::optional<Placement> reachingPlacement(const clang::ValueDecl *D, bool AsDevice,
                                              const clang::DeclRefExpr *Use, bool &Answered);
   std::optional<Placement> definitionPlacement(const Definition &Def, bool AsDevice);
-  struct FunctionCFG {
-    std::unique_ptr<clang::CFG> Graph;
-    llvm::DenseMap<const clang::Stmt *, std::pair<const clang::CFGBlock *, unsigned>> Position;
-  };
-  FunctionCFG *cfgFor(const clang::FunctionDecl *FD);
-  llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<FunctionCFG>> CFGs;
   std::optional<Placement> factoryPlacement(const clang::CallExpr *Call);
   /// Where the tensors held by a container (vector, tuple, pair, C array, braced
   /// list) live: element \p Index when known, else every element.
@@ -143,9 +134,14 @@ private:
   /// Parameter placements of the callees being evaluated (innermost last).
   std::vector<llvm::DenseMap<const clang::ParmVarDecl *, Placement>> ParameterBindings;
   std::vector<const clang::FunctionDecl *> BoundCallees;
+  /// Per definition: its tensor placement, and its device (Device and
+  /// TensorOptions variables), solved to a fixpoint across loop-carried
+  /// definitions (analysis/ValueFlow.h).
+  DefinitionFixpoint<Placement> TensorDefinitions, DeviceDefinitions;
   /// Results depend on the state above only while something is in progress.
   bool cacheable() const {
-    return InProgress.empty() && FieldsAndCalleesInProgress.empty() && ParameterBindings.empty();
+    return InProgress.empty() && FieldsAndCalleesInProgress.empty() && ParameterBindings.empty() &&
+           !TensorDefinitions.iterating() && !DeviceDefinitions.iterating();
   }
 };
 

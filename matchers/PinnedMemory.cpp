@@ -1,6 +1,7 @@
 #include "PinnedMemory.h"
 #include "ApiFacts.h"
 #include "TorchApi.h"
+#include "analysis/ValueFlow.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -304,7 +305,13 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
   return Stores;
 }
 
-static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth);
+/// One hostPinning() question: the fixpoint over the definitions of the
+/// variables it reads (analysis/ValueFlow.h).
+struct PinningQuery {
+  TranslationUnitAnalysis &TU;
+  DefinitionFixpoint<Pinning> Definitions;
+};
+static Pinning pinningOf(PinningQuery &Q, const Expr *E, unsigned Depth);
 /// What a tensor field of the program's own class is given: its default member
 /// initialiser, the constructors' initialisers and assignments `f = v`.
 /// OnlyRead: every other use only reads it.
@@ -314,40 +321,39 @@ struct FieldStores {
 };
 static std::optional<FieldStores> tensorFieldStores(TranslationUnitAnalysis &TU, const FieldDecl *Field);
 
-static Pinning variablePinning(TranslationUnitAnalysis &TU, const VarDecl *VD, unsigned Depth) {
-  ASTContext &Ctx = TU.context();
-  if (isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
+/// A local variable's pinning at a read: the join over the definitions that
+/// reach it (the value-flow core), solved to a fixpoint across loop-carried
+/// ones; a read the core cannot place (inside a lambda) or a value from
+/// outside the function is unknown.
+static Pinning variablePinning(PinningQuery &Q, const DeclRefExpr *Read, unsigned Depth) {
+  const auto *VD = dyn_cast<VarDecl>(Read->getDecl());
+  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
     return Pinning::Unknown;
   const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody())
+  const FunctionValueFlow *Flow = FD ? Q.TU.valueFlow(FD) : nullptr;
+  std::optional<ReachingDefinitions> Reaching = Flow ? Flow->reachingAt(VD, Read) : std::nullopt;
+  if (!Reaching || Reaching->FromEntry)
     return Pinning::Unknown;
   std::optional<Pinning> Result;
-  if (const Expr *Init = VD->getInit())
-    Result = pinningOf(TU, Init, Depth + 1);
-  for (const DeclRefExpr *Use : TU.referencesTo(*FD->getBody(), VD)) {
-    const Stmt *Parent = consumerOf(Ctx, Use);
-    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
-        Op && Op->getOperator() == OO_Equal && ignoreWrappers(Op->getArg(0))->IgnoreImplicit() == Use) {
-      Pinning Stored = pinningOf(TU, Op->getArg(1), Depth + 1);
-      Result = Result ? join(*Result, Stored) : Stored;
-    } else if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
-               Call && !isa<CXXMemberCallExpr>(Call) && !isa<CXXOperatorCallExpr>(Call) &&
-               !isInTorchNamespace(Call->getDirectCallee())) {
-      // Passed to code that may assign it (std::swap, a loader of the program's own).
-      for (unsigned I = 0; I < Call->getNumArgs(); ++I)
-        if (ignoreWrappers(Call->getArg(I))->IgnoreImplicit() == Use) {
-          const FunctionDecl *Callee = Call->getDirectCallee();
-          if (!Callee || I >= Callee->getNumParams() ||
-              (Callee->getParamDecl(I)->getType()->isReferenceType() &&
-               !Callee->getParamDecl(I)->getType().getNonReferenceType().isConstQualified()))
-            return Pinning::Unknown;
-        }
-    }
+  for (unsigned Index : Reaching->Definitions) {
+    const ValueDefinition &Definition = Flow->definitions()[Index];
+    // Passed to code that may assign it (std::swap, a loader of the program's own).
+    if (Definition.How == ValueDefinition::Kind::Escaped || Definition.Element)
+      return Pinning::Unknown;
+    if (!Definition.Value)
+      continue;
+    std::optional<Pinning> Stored = Q.Definitions.factOf(
+        Definition,
+        [&](const ValueDefinition &Def) { return std::optional(pinningOf(Q, Def.Value, Depth + 1)); },
+        [](Pinning A, Pinning B) { return join(A, B); }, Pinning::Unknown, /*MaySettle=*/true);
+    if (Stored)
+      Result = Result ? join(*Result, *Stored) : *Stored;
   }
   return Result.value_or(Pinning::Unknown);
 }
 
-static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth) {
+static Pinning pinningOf(PinningQuery &Q, const Expr *E, unsigned Depth) {
+  TranslationUnitAnalysis &TU = Q.TU;
   ASTContext &Ctx = TU.context();
   E = ignoreWrappers(E);
   if (!E || Depth > 16)
@@ -357,17 +363,15 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
     std::optional<std::vector<ContainerStore>> Stores = containerStores(TU, Container);
     if (!Stores || Stores->empty())
       return Pinning::Unknown;
-    Pinning Result = pinningOf(TU, Stores->front().Value, Depth + 1);
+    Pinning Result = pinningOf(Q, Stores->front().Value, Depth + 1);
     for (const ContainerStore &Store : *Stores)
-      Result = join(Result, pinningOf(TU, Store.Value, Depth + 1));
+      Result = join(Result, pinningOf(Q, Store.Value, Depth + 1));
     return Result;
   }
   if (const Expr *Base = viewBase(E))
-    return pinningOf(TU, Base, Depth + 1);
+    return pinningOf(Q, Base, Depth + 1);
   if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
-    if (const auto *VD = dyn_cast<VarDecl>(Ref->getDecl()))
-      return variablePinning(TU, VD, Depth);
-    return Pinning::Unknown;
+    return variablePinning(Q, Ref, Depth);
   }
   if (const auto *ME = dyn_cast<MemberExpr>(E)) {
     // torch::data::Example's `data` / `target`: what LibTorch's loaders yield,
@@ -381,9 +385,9 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
       std::optional<FieldStores> Stores = tensorFieldStores(TU, Field);
       if (!Stores || Stores->Stores.empty())
         return Pinning::Unknown;
-      Pinning Result = pinningOf(TU, Stores->Stores.front().Value, Depth + 1);
+      Pinning Result = pinningOf(Q, Stores->Stores.front().Value, Depth + 1);
       for (const ContainerStore &Store : Stores->Stores)
-        Result = join(Result, pinningOf(TU, Store.Value, Depth + 1));
+        Result = join(Result, pinningOf(Q, Store.Value, Depth + 1));
       return Result;
     }
     return Pinning::Unknown;
@@ -410,7 +414,10 @@ static Pinning pinningOf(TranslationUnitAnalysis &TU, const Expr *E, unsigned De
   return isTensorType(Call->getType()) ? Pinning::Pageable : Pinning::Unknown;
 }
 
-Pinning hostPinning(TranslationUnitAnalysis &TU, const Expr *E) { return pinningOf(TU, E, 0); }
+Pinning hostPinning(TranslationUnitAnalysis &TU, const Expr *E) {
+  PinningQuery Q{TU, {}};
+  return pinningOf(Q, E, 0);
+}
 
 bool mayBeNonContiguousView(const Expr *E) {
   for (E = ignoreWrappers(E); E; E = ignoreWrappers(viewBase(E))) {

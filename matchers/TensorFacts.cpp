@@ -1,6 +1,8 @@
 #include "TensorFacts.h"
 #include "ApiFacts.h"
 #include "TorchApi.h"
+#include "TranslationUnitAnalysis.h"
+#include "analysis/ValueFlow.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -31,9 +33,52 @@ static ElementKind kindOfScalarTypeExpr(const Expr *E) {
   return ElementKind::Unknown;
 }
 
+/// One elementKind() question: the fixpoint over the definitions of the
+/// variables it reads (analysis/ValueFlow.h).
+struct KindQuery {
+  TranslationUnitAnalysis &TU;
+  DefinitionFixpoint<ElementKind> Definitions;
+};
+
+static ElementKind kindOf(KindQuery &Q, const Expr *E);
+
+static ElementKind joinKinds(ElementKind A, ElementKind B) { return A == B ? A : ElementKind::Unknown; }
+
+/// A variable's kind at a read: the join over the definitions reaching it
+/// (flow-sensitive: `idx = idx.to(torch::kLong)` changes it); a constant
+/// global, or a read the core cannot place (a lambda), its initialiser.
+static ElementKind variableKind(KindQuery &Q, const DeclRefExpr *Read) {
+  const auto *VD = dyn_cast<VarDecl>(Read->getDecl());
+  if (!VD || isa<ParmVarDecl>(VD))
+    return ElementKind::Unknown;
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  const FunctionValueFlow *Flow = FD && VD->hasLocalStorage() ? Q.TU.valueFlow(FD) : nullptr;
+  std::optional<ReachingDefinitions> Reaching = Flow ? Flow->reachingAt(VD, Read) : std::nullopt;
+  if (!Reaching)
+    return VD->getInit() ? kindOf(Q, VD->getInit()) : ElementKind::Unknown;
+  if (Reaching->FromEntry)
+    return ElementKind::Unknown;
+  std::optional<ElementKind> Result;
+  for (unsigned Index : Reaching->Definitions) {
+    const ValueDefinition &Definition = Flow->definitions()[Index];
+    const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Definition.Value));
+    if (Definition.How == ValueDefinition::Kind::Assigned && Definition.Value && !Definition.Element &&
+        Construct && Construct->getNumArgs() == 0)
+      continue; // `Tensor t;`: undefined until assigned
+    if (Definition.How == ValueDefinition::Kind::Escaped || !Definition.Value || Definition.Element)
+      return ElementKind::Unknown;
+    std::optional<ElementKind> Kind = Q.Definitions.factOf(
+        Definition, [&](const ValueDefinition &Def) { return std::optional(kindOf(Q, Def.Value)); },
+        joinKinds, ElementKind::Unknown, /*MaySettle=*/true);
+    if (Kind)
+      Result = Result ? joinKinds(*Result, *Kind) : *Kind;
+  }
+  return Result.value_or(ElementKind::Unknown);
+}
+
 /// A dtype named anywhere in an options/dtype argument: `torch::kLong`,
 /// `torch::dtype(torch::kBool)`, `opts.dtype(torch::kLong).device(...)`.
-static ElementKind kindFromOptions(const Expr *E) {
+static ElementKind kindFromOptions(KindQuery &Q, const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
     return ElementKind::Unknown;
@@ -47,14 +92,14 @@ static ElementKind kindFromOptions(const Expr *E) {
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call)) {
       // `t.options()`: the dtype of t.
       if (Name == "options" && isTensorType(MC->getImplicitObjectArgument()->getType()))
-        return elementKind(MC->getImplicitObjectArgument());
-      return kindFromOptions(MC->getImplicitObjectArgument());
+        return kindOf(Q, MC->getImplicitObjectArgument());
+      return kindFromOptions(Q, MC->getImplicitObjectArgument());
     }
   }
   return ElementKind::Unknown;
 }
 
-ElementKind elementKind(const Expr *E) {
+static ElementKind kindOf(KindQuery &Q, const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
     return ElementKind::Unknown;
@@ -66,23 +111,19 @@ ElementKind elementKind(const Expr *E) {
     if (Get && Get->isInStdNamespace() && Args && Args->size() >= 1 &&
         Args->get(0).getKind() == TemplateArgument::Integral && Pair && isInTorchNamespace(Pair->getDirectCallee()) &&
         hasApiTrait(calleeName(Pair), ValuesAndIndices))
-      return Args->get(0).getAsIntegral() == 1 ? ElementKind::Integer : elementKind(calleeObject(Pair));
+      return Args->get(0).getAsIntegral() == 1 ? ElementKind::Integer : kindOf(Q, calleeObject(Pair));
   }
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      if (!isa<ParmVarDecl>(VD) && VD->getInit())
-        return elementKind(VD->getInit());
-    return ElementKind::Unknown;
-  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return variableKind(Q, DRE);
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     switch (Op->getOperator()) {
     case OO_Greater: case OO_Less: case OO_GreaterEqual: case OO_LessEqual:
     case OO_EqualEqual: case OO_ExclaimEqual: case OO_Exclaim:
       return ElementKind::Bool;
     case OO_Amp: case OO_Pipe: case OO_Caret: case OO_Tilde:
-      return Op->getNumArgs() >= 1 ? elementKind(Op->getArg(0)) : ElementKind::Unknown;
+      return Op->getNumArgs() >= 1 ? kindOf(Q, Op->getArg(0)) : ElementKind::Unknown;
     case OO_Subscript: // `idx[0]` selects elements: their kind is the tensor's
-      return isTensorType(Op->getArg(0)->getType()) ? elementKind(Op->getArg(0)) : ElementKind::Unknown;
+      return isTensorType(Op->getArg(0)->getType()) ? kindOf(Q, Op->getArg(0)) : ElementKind::Unknown;
     case OO_Slash: // true division
       return ElementKind::Floating;
     case OO_Plus: case OO_Minus: case OO_Star: {
@@ -91,7 +132,7 @@ ElementKind elementKind(const Expr *E) {
       for (const Expr *Arg : Op->arguments()) {
         const Expr *Bare = Arg->IgnoreParenImpCasts();
         AnyFloating |= Bare->getType()->isRealFloatingType() ||
-                       (isTensorType(Bare->getType()) && elementKind(Bare) == ElementKind::Floating);
+                       (isTensorType(Bare->getType()) && kindOf(Q, Bare) == ElementKind::Floating);
       }
       return AnyFloating ? ElementKind::Floating : ElementKind::Unknown;
     }
@@ -110,18 +151,18 @@ ElementKind elementKind(const Expr *E) {
     if (Name == "to") { // to(kBool), to(device, kLong)
       for (const Expr *Arg : Call->arguments())
         if (!isa<CXXDefaultArgExpr>(Arg)) {
-          ElementKind K = kindFromOptions(Arg);
+          ElementKind K = kindFromOptions(Q, Arg);
           if (K != ElementKind::Unknown)
             return K;
         }
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
-        return elementKind(MC->getImplicitObjectArgument());
+        return kindOf(Q, MC->getImplicitObjectArgument());
     }
     if (Name == "zeros" || Name == "ones" || Name == "empty" || Name == "full" ||
         Name == "tensor" || Name == "arange" || Name == "scalar_tensor") {
       for (const Expr *Arg : Call->arguments())
         if (!isa<CXXDefaultArgExpr>(Arg) && isTensorOptionsType(Arg->getType())) {
-          ElementKind K = kindFromOptions(Arg);
+          ElementKind K = kindFromOptions(Q, Arg);
           if (K != ElementKind::Unknown)
             return K;
         }
@@ -144,9 +185,9 @@ ElementKind elementKind(const Expr *E) {
     // Shape and order ops keep the element kind of their object.
     if (hasApiTrait(Name, KindPreserving)) {
       if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
-        return elementKind(MC->getImplicitObjectArgument());
+        return kindOf(Q, MC->getImplicitObjectArgument());
       if (Call->getNumArgs() >= 1 && isTensorType(Call->getArg(0)->getType()))
-        return elementKind(Call->getArg(0)); // torch::abs(x), torch::max(x)
+        return kindOf(Q, Call->getArg(0)); // torch::abs(x), torch::max(x)
     }
     // Sums and products: integers and bools sum to int64, floats stay floating.
     if (Name == "sum" || Name == "prod" || Name == "cumsum" || Name == "nansum") {
@@ -155,7 +196,7 @@ ElementKind elementKind(const Expr *E) {
         Object = MC->getImplicitObjectArgument();
       else if (Call->getNumArgs() >= 1 && isTensorType(Call->getArg(0)->getType()))
         Object = Call->getArg(0);
-      ElementKind K = Object ? elementKind(Object) : ElementKind::Unknown;
+      ElementKind K = Object ? kindOf(Q, Object) : ElementKind::Unknown;
       return K == ElementKind::Bool ? ElementKind::Integer : K;
     }
     // Results that are floating whatever the input: means and norms, losses,
@@ -164,6 +205,11 @@ ElementKind elementKind(const Expr *E) {
       return ElementKind::Floating;
   }
   return ElementKind::Unknown;
+}
+
+ElementKind elementKind(TranslationUnitAnalysis &TU, const Expr *Tensor) {
+  KindQuery Q{TU, {}};
+  return kindOf(Q, Tensor);
 }
 
 bool isZeroDim(const Expr *E) {

@@ -1,6 +1,7 @@
 // What else the checks need to know about a tensor besides its device: the kind of
 // its elements (a boolean mask or an integer index) and whether it is 0-dim.
-// Flow-insensitive, like DeviceInference: a variable is what its initialiser is.
+// A variable read is the join of the definitions reaching it (the value-flow
+// core, analysis/ValueFlow.h).
 #ifndef TORCH_SYNCFREE_TENSORFACTS_H
 #define TORCH_SYNCFREE_TENSORFACTS_H
 
@@ -9,12 +10,14 @@
 
 namespace torch_syncfree {
 
+class TranslationUnitAnalysis;
+
 enum class ElementKind { Bool, Integer, Floating, Unknown };
 
 /// The element kind of a tensor expression: comparisons, logical ops and
 /// isnan-style predicates are Bool; argmax/nonzero/randint and kLong/kInt
 /// dtypes are Integer; floating factories and kFloat/kDouble are Floating.
-ElementKind elementKind(const clang::Expr *Tensor);
+ElementKind elementKind(TranslationUnitAnalysis &TU, const clang::Expr *Tensor);
 
 /// Known to be a 0-dim tensor: argmax()/argmin() without a dimension, full
 /// reductions (sum(), mean(), max(), ...) without arguments, scalar_tensor.

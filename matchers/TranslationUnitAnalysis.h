@@ -25,6 +25,7 @@
 namespace torch_syncfree {
 
 class DeviceOracle;
+class FunctionValueFlow;
 class UseClassifier;
 struct ClassifierOptions;
 
@@ -39,6 +40,9 @@ public:
 
   /// Where tensors live, shared by every check of the TU.
   DeviceOracle &oracle();
+  /// The value-flow core's facts of FD's body (analysis/ValueFlow.h), built on
+  /// first use; nullptr when FD has no body or clang cannot build its CFG.
+  const FunctionValueFlow *valueFlow(const clang::FunctionDecl *FD);
   /// How values are used; one per distinct option set (LoggingFunctions).
   UseClassifier &classifier(const ClassifierOptions &Options);
 
@@ -87,6 +91,7 @@ private:
   clang::ASTContext &Ctx;
   std::set<std::pair<const clang::Decl *, std::string>> ClaimedNames;
   std::unique_ptr<DeviceOracle> Oracle;
+  llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<FunctionValueFlow>> ValueFlows;
   std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;
   using ReferenceIndex =
       llvm::DenseMap<const clang::ValueDecl *, llvm::SmallVector<const clang::DeclRefExpr *, 4>>;

@@ -63,10 +63,10 @@ static bool isHarmlessCall(const CallExpr *Call, UseClassifier &Classifier) {
 /// `item<T>()` of a definitely-GPU, side-effect-free tensor expression,
 /// evaluated unconditionally, and nothing that could change a tensor; a neutral
 /// statement mentions no tensor at all and calls only harmless functions.
-static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
-                                       UseClassifier &Classifier,
+static StatementKind classifyStatement(const Stmt *S, TranslationUnitAnalysis &TU, UseClassifier &Classifier,
                                        llvm::function_ref<bool(Placement)> MayBeOnGpu,
                                        std::optional<Read> &Out) {
+  DeviceOracle &Oracle = TU.oracle();
   if (!isa<DeclStmt>(S) && !isa<Expr>(S))
     return StatementKind::Barrier; // control flow: hoisting could run reads not reached before
   std::vector<Read> Reads;
@@ -106,7 +106,7 @@ static StatementKind classifyStatement(const Stmt *S, DeviceOracle &Oracle,
       }
       if (TypeText.empty()) // spelled in a macro: the type itself
         TypeText = T.getUnqualifiedType().getAsString(Oracle.context().getPrintingPolicy());
-      Reads.push_back({MC, Object, T->isFloatingType(), elementKind(Object),
+      Reads.push_back({MC, Object, T->isFloatingType(), elementKind(TU, Object),
                        Oracle.tensorPlacement(Object), TypeText});
       return; // the object was checked as a whole
     }
@@ -173,8 +173,8 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
   };
   for (const Stmt *S : Block->body()) {
     std::optional<Read> R;
-    StatementKind Kind = classifyStatement(S, oracle(Ctx), classifier(Ctx),
-                                           [&](Placement P) { return mayBeOnGpu(P); }, R);
+    StatementKind Kind =
+        classifyStatement(S, analysis(Ctx), classifier(Ctx), [&](Placement P) { return mayBeOnGpu(P); }, R);
     // A read that torch-sync-deferred-accumulate moves out of the loop is not
     // coalesced, and neither is a read a fix inserted (its one read after a loop).
     if (Kind == StatementKind::Candidate && ((isCheckEnabled("torch-sync-deferred-accumulate") &&

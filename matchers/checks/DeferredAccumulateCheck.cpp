@@ -38,14 +38,14 @@ void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
 
 /// `t.sum()` of an integer or bool tensor, `count_nonzero()`, `argmax()`/`argmin()`:
 /// LibTorch returns int64 for these, so an integer metric adds them without a cast.
-static bool isInt64Reduction(const Expr *E) {
+static bool isInt64Reduction(TranslationUnitAnalysis &TU, const Expr *E) {
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(E));
   if (!MC || !isTensorType(MC->getType()) || explicitArgCount(MC) != 0)
     return false;
   StringRef Name = calleeName(MC);
   if (Name == "count_nonzero" || Name == "argmax" || Name == "argmin")
     return true;
-  ElementKind Kind = elementKind(MC->getImplicitObjectArgument());
+  ElementKind Kind = elementKind(TU, MC->getImplicitObjectArgument());
   return Name == "sum" && (Kind == ElementKind::Integer || Kind == ElementKind::Bool);
 }
 
@@ -258,9 +258,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   }
   // Host work per step counts on short steps: integer and bool tensors never require
   // grad (no detach), and the sum of one is already int64 (no conversion).
-  ElementKind Kind = Clip ? ElementKind::Floating : elementKind(Object);
+  ElementKind Kind = Clip ? ElementKind::Floating : elementKind(analysis(Ctx), Object);
   bool NeedsDetach = Clip == nullptr && Kind != ElementKind::Integer && Kind != ElementKind::Bool;
-  bool KnownInt64 = !Clip && isInt64Reduction(Object);
+  bool KnownInt64 = !Clip && isInt64Reduction(analysis(Ctx), Object);
   bool Wrap = NeedsDetach && !(isa<DeclRefExpr, CallExpr, ParenExpr, MemberExpr, ArraySubscriptExpr>(Spelled) &&
                                !isa<CXXOperatorCallExpr>(Spelled));
   std::string Op = Accumulate->getOpcode() == BO_AddAssign ? "+=" : "-=";

@@ -76,7 +76,7 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
     return;
   bool AllInteger = true, AnyBool = false;
   for (const Expr *Index : Indices) {
-    ElementKind Kind = elementKind(Index);
+    ElementKind Kind = elementKind(analysis(Ctx), Index);
     AllInteger &= Kind == ElementKind::Integer;
     AnyBool |= Kind == ElementKind::Bool;
   }

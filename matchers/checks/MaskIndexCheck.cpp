@@ -65,7 +65,8 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   const Expr *Mask = maskArgument(Call);
   if (!Mask)
     return;
-  ElementKind Kind = calleeName(Call) == "masked_select" ? ElementKind::Bool : elementKind(Mask);
+  ElementKind Kind =
+      calleeName(Call) == "masked_select" ? ElementKind::Bool : elementKind(analysis(Ctx), Mask);
   if (Kind == ElementKind::Integer || Kind == ElementKind::Floating)
     return; // integer gathers keep their shape (host indices: torch-sync-index-put)
   Placement Where = oracle(Ctx).tensorPlacement(Object);

@@ -28,7 +28,7 @@ void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {
   if (!Elements || Elements->size() != 1)
     return;
   const Expr *Index = Elements->front();
-  if (!isTensorType(Index->getType()) || elementKind(Index) != ElementKind::Integer ||
+  if (!isTensorType(Index->getType()) || elementKind(analysis(Ctx), Index) != ElementKind::Integer ||
       !isZeroDim(Index))
     return;
   Placement IndexAt = oracle(Ctx).tensorPlacement(Index);

@@ -1,0 +1,251 @@
+#include "analysis/ValueFlow.h"
+
+#include "TorchApi.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/Analysis/Analyses/PostOrderCFGView.h"
+#include "clang/Analysis/FlowSensitive/DataflowWorklist.h"
+
+using namespace clang;
+
+namespace torch_syncfree {
+
+/// The variable or structured binding E names, looking through parentheses and
+/// implicit casts.
+static const ValueDecl *namedVariable(const Expr *E) {
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  if (!Ref || !isa<VarDecl, BindingDecl>(Ref->getDecl()))
+    return nullptr;
+  return Ref->getDecl();
+}
+
+static bool isStdTie(const CallExpr *Call) {
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  return FD && FD->isInStdNamespace() && FD->getDeclName().isIdentifier() && FD->getName() == "tie";
+}
+
+unsigned bindingIndex(const BindingDecl *Binding) {
+  unsigned Index = 0;
+  if (const auto *Decomposed = dyn_cast_or_null<DecompositionDecl>(Binding->getDecomposedDecl()))
+    for (const BindingDecl *Other : Decomposed->bindings()) {
+      if (Other == Binding)
+        break;
+      ++Index;
+    }
+  return Index;
+}
+
+/// The definitions one CFG element makes: a declaration (with its structured
+/// bindings), an assignment to a variable, `std::tie(a, b) = rhs`, or a call
+/// passing a variable to a non-const reference parameter of code that is not
+/// LibTorch's (LibTorch's in-place functions change contents, not the object).
+static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefinition> &Out) {
+  using Kind = ValueDefinition::Kind;
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *Declared : DS->decls()) {
+      const auto *VD = dyn_cast<VarDecl>(Declared);
+      if (!VD)
+        continue;
+      Out.push_back({Kind::Assigned, VD, S, VD->getInit(), std::nullopt});
+      if (const auto *Decomposed = dyn_cast<DecompositionDecl>(VD))
+        for (const BindingDecl *Binding : Decomposed->bindings())
+          Out.push_back({Kind::Assigned, Binding, S, VD->getInit(), bindingIndex(Binding)});
+    }
+    return;
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+    if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
+      return;
+    if (const ValueDecl *Target = namedVariable(Op->getArg(0))) {
+      Out.push_back({Kind::Assigned, Target, S, Op->getArg(1), std::nullopt});
+      return;
+    }
+    const auto *Tie = dyn_cast<CallExpr>(ignoreWrappers(Op->getArg(0)));
+    if (isStdTie(Tie))
+      for (unsigned I = 0; I < Tie->getNumArgs(); ++I)
+        if (const ValueDecl *Target = namedVariable(Tie->getArg(I)))
+          Out.push_back({Kind::Assigned, Target, S, Op->getArg(1), I});
+    return;
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
+    if (BO->getOpcode() == BO_Assign)
+      if (const ValueDecl *Target = namedVariable(BO->getLHS()))
+        Out.push_back({Kind::Assigned, Target, S, BO->getRHS(), std::nullopt});
+    return;
+  }
+  const auto *Call = dyn_cast<CallExpr>(S);
+  if (!Call || isa<CXXMemberCallExpr>(Call))
+    return;
+  const FunctionDecl *FD = Call->getDirectCallee();
+  // The tie of `std::tie(a, b) = rhs` is evaluated before the assignment, which
+  // defines a and b.
+  if ((FD && isInTorchNamespace(FD)) || isStdTie(Call))
+    return;
+  for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
+    const ValueDecl *Target = namedVariable(Call->getArg(I));
+    if (!Target)
+      continue;
+    bool MayAssign = !FD;
+    if (FD && I < FD->getNumParams()) {
+      QualType T = FD->getParamDecl(I)->getType();
+      MayAssign = T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
+    }
+    if (MayAssign && llvm::none_of(Out, [&](const ValueDefinition &D) { return D.Variable == Target; }))
+      Out.push_back({Kind::Escaped, Target, S, nullptr, std::nullopt});
+  }
+}
+
+std::unique_ptr<FunctionValueFlow> FunctionValueFlow::build(const FunctionDecl *FD, ASTContext &Ctx) {
+  if (!FD || !FD->getBody())
+    return nullptr;
+  std::unique_ptr<FunctionValueFlow> Flow(new FunctionValueFlow(FD, Ctx));
+  CFG::BuildOptions Options;
+  Options.setAllAlwaysAdd();
+  Flow->Graph = CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
+  if (!Flow->Graph)
+    return nullptr;
+  for (const CFGBlock *Block : *Flow->Graph)
+    for (unsigned I = 0; I < Block->size(); ++I)
+      if (std::optional<CFGStmt> Element = (*Block)[I].getAs<CFGStmt>()) {
+        const Stmt *S = Element->getStmt();
+        Flow->Position.try_emplace(S, Block, I);
+        llvm::SmallVector<ValueDefinition, 2> Made;
+        definitionsMadeBy(S, Made);
+        for (ValueDefinition &Definition : Made) {
+          Flow->DefinitionsAt[{Block->getBlockID(), I}].push_back(Flow->Definitions.size());
+          Flow->Definitions.push_back(Definition);
+        }
+      }
+  for (unsigned I = 0; I < Flow->Definitions.size(); ++I) {
+    llvm::BitVector &Of = Flow->DefinitionsOf[Flow->Definitions[I].Variable];
+    Of.resize(Flow->Definitions.size());
+    Of.set(I);
+  }
+  for (const ValueDefinition &Definition : Flow->Definitions)
+    Flow->EntryBit.try_emplace(Definition.Variable, Flow->Definitions.size() + Flow->EntryBit.size());
+  for (auto &[Variable, Of] : Flow->DefinitionsOf) {
+    Of.resize(Flow->Definitions.size() + Flow->EntryBit.size());
+    Of.set(Flow->EntryBit.lookup(Variable)); // a definition kills "not yet defined" too
+  }
+  Flow->solve();
+  return Flow;
+}
+
+void FunctionValueFlow::solve() {
+  const unsigned Bits = Definitions.size() + EntryBit.size();
+  const unsigned Blocks = Graph->getNumBlockIDs();
+  BlockEntry.assign(Blocks, llvm::BitVector(Bits));
+  std::vector<llvm::BitVector> BlockExit(Blocks, llvm::BitVector(Bits));
+  std::vector<bool> Visited(Blocks, false);
+  auto Transfer = [&](const CFGBlock &Block, llvm::BitVector State) {
+    for (unsigned I = 0; I < Block.size(); ++I) {
+      auto Made = DefinitionsAt.find({Block.getBlockID(), I});
+      if (Made == DefinitionsAt.end())
+        continue;
+      for (unsigned Index : Made->second) {
+        const ValueDecl *Variable = Definitions[Index].Variable;
+        State.reset(DefinitionsOf[Variable]);
+        State.set(Index);
+      }
+    }
+    return State;
+  };
+  PostOrderCFGView Order(Graph.get());
+  ForwardDataflowWorklist Work(*Graph, &Order);
+  const CFGBlock &Entry = Graph->getEntry();
+  Work.enqueueBlock(&Entry);
+  while (const CFGBlock *Block = Work.dequeue()) {
+    llvm::BitVector In(Bits);
+    if (Block == &Entry) {
+      In.set(Definitions.size(), Bits);
+    } else {
+      for (const CFGBlock::AdjacentBlock &Pred : Block->preds())
+        if (const CFGBlock *P = Pred.getReachableBlock(); P && Visited[P->getBlockID()])
+          In |= BlockExit[P->getBlockID()];
+    }
+    unsigned Id = Block->getBlockID();
+    bool First = !Visited[Id];
+    if (!First && In == BlockEntry[Id])
+      continue;
+    Visited[Id] = true;
+    BlockEntry[Id] = In;
+    llvm::BitVector Out = Transfer(*Block, In);
+    if (First || Out != BlockExit[Id]) {
+      BlockExit[Id] = std::move(Out);
+      Work.enqueueSuccessors(Block);
+    }
+  }
+}
+
+std::optional<std::pair<const CFGBlock *, unsigned>> FunctionValueFlow::positionOf(const Stmt *S) const {
+  const Stmt *Current = S;
+  auto Found = Position.find(Current);
+  while (Found == Position.end()) {
+    DynTypedNodeList Parents = Ctx.getParents(*Current);
+    if (Parents.empty() || !Parents[0].get<Stmt>())
+      return std::nullopt;
+    Current = Parents[0].get<Stmt>();
+    if (isa<LambdaExpr>(Current))
+      return std::nullopt; // a capture: when the lambda runs is not known here
+    Found = Position.find(Current);
+  }
+  return Found->second;
+}
+
+std::optional<ReachingDefinitions> FunctionValueFlow::reachingAt(const ValueDecl *D, const Expr *Read) const {
+  std::optional<std::pair<const CFGBlock *, unsigned>> At = positionOf(Read);
+  if (!At)
+    return std::nullopt;
+  ReachingDefinitions Result;
+  auto Of = DefinitionsOf.find(D);
+  if (Of == DefinitionsOf.end()) {
+    Result.FromEntry = true; // never defined in this function
+    return Result;
+  }
+  const auto &[Block, Index] = *At;
+  llvm::BitVector State = BlockEntry[Block->getBlockID()];
+  for (unsigned I = 0; I < Index; ++I) {
+    auto Made = DefinitionsAt.find({Block->getBlockID(), I});
+    if (Made == DefinitionsAt.end())
+      continue;
+    for (unsigned Definition : Made->second)
+      if (Definitions[Definition].Variable == D) {
+        State.reset(Of->second);
+        State.set(Definition);
+      }
+  }
+  State &= Of->second;
+  Result.FromEntry = State.test(EntryBit.lookup(D));
+  for (unsigned Definition : State.set_bits())
+    if (Definition < Definitions.size())
+      Result.Definitions.push_back(Definition);
+  return Result;
+}
+
+bool FunctionValueFlow::sameDefinition(const DeclRefExpr *A, const DeclRefExpr *B) const {
+  if (A->getDecl() != B->getDecl())
+    return false;
+  std::optional<ReachingDefinitions> AtA = reachingAt(A->getDecl(), A);
+  std::optional<ReachingDefinitions> AtB = reachingAt(B->getDecl(), B);
+  return AtA && AtB && !AtA->FromEntry && !AtB->FromEntry && AtA->Definitions.size() == 1 &&
+         AtA->Definitions == AtB->Definitions &&
+         Definitions[AtA->Definitions.front()].How == ValueDefinition::Kind::Assigned;
+}
+
+bool FunctionValueFlow::invariantIn(const DeclRefExpr *Read, const Stmt *Loop) const {
+  std::optional<ReachingDefinitions> At = reachingAt(Read->getDecl(), Read);
+  if (!At)
+    return false;
+  auto Inside = [&](const Stmt *S) {
+    while (S) {
+      if (S == Loop)
+        return true;
+      DynTypedNodeList Parents = Ctx.getParents(*S);
+      S = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    }
+    return false;
+  };
+  return llvm::none_of(At->Definitions, [&](unsigned I) { return Inside(Definitions[I].Site); });
+}
+
+} // namespace torch_syncfree

@@ -1,0 +1,341 @@
+// Unit tests of the value-flow core (matchers/analysis/ValueFlow.h) and of the
+// facts answered from it (device, pinning, element kind) on small ASTs parsed
+// against the mock LibTorch headers. Reads under test are the arguments of
+// `probe(...)` calls, in source order.
+#include "analysis/ValueFlow.h"
+#include "DeviceInference.h"
+#include "PinnedMemory.h"
+#include "TensorFacts.h"
+#include "TranslationUnitAnalysis.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "clang/Tooling/Tooling.h"
+#include "gtest/gtest.h"
+
+using namespace clang;
+using namespace torch_syncfree;
+
+namespace {
+
+class Parsed {
+public:
+  explicit Parsed(llvm::StringRef Body)
+      : AST(tooling::buildASTFromCodeWithArgs(
+            ("#include <torch/torch.h>\n#include <tuple>\n#include <vector>\n"
+             "void probe(const torch::Tensor &);\nvoid mayAssign(torch::Tensor &);\n"
+             "void onlyReads(const torch::Tensor &);\n" +
+             Body)
+                .str(),
+            {"-std=c++17", "-isystem", TORCH_SYNCFREE_MOCK_INCLUDE}, "input.cpp")) {
+    if (AST)
+      TU = std::make_unique<TranslationUnitAnalysis>(AST->getASTContext());
+    struct Finder : RecursiveASTVisitor<Finder> {
+      std::vector<const Expr *> Found;
+      bool VisitCallExpr(CallExpr *Call) {
+        const FunctionDecl *FD = Call->getDirectCallee();
+        if (FD && FD->getDeclName().isIdentifier() && FD->getName() == "probe" && Call->getNumArgs() == 1)
+          Found.push_back(Call->getArg(0)->IgnoreImpCasts());
+        return true;
+      }
+    } F;
+    if (AST)
+      F.TraverseAST(AST->getASTContext());
+    Probes = F.Found;
+  }
+  bool ok() const { return AST && !AST->getDiagnostics().hasErrorOccurred(); }
+  TranslationUnitAnalysis &tu() { return *TU; }
+
+  /// Probe I's argument, a variable read.
+  const DeclRefExpr *read(unsigned I) const {
+    return I < Probes.size() ? dyn_cast<DeclRefExpr>(Probes[I]) : nullptr;
+  }
+  const FunctionValueFlow *flowOf(const DeclRefExpr *Read) {
+    const FunctionDecl *FD = nullptr;
+    for (const DeclContext *DC = Read->getDecl()->getDeclContext(); DC && !FD; DC = DC->getParent())
+      FD = dyn_cast<FunctionDecl>(DC);
+    return TU->valueFlow(FD);
+  }
+  /// The initialiser or right-hand side text (first line of the source) of
+  /// each definition reaching probe I.
+  std::optional<ReachingDefinitions> reaching(unsigned I) {
+    const DeclRefExpr *Read = this->read(I);
+    if (!Read || !flowOf(Read))
+      return std::nullopt;
+    return flowOf(Read)->reachingAt(Read->getDecl(), Read);
+  }
+  /// Whether a path from the function's entry reaches probe I undefined.
+  bool fromEntry(unsigned I) {
+    std::optional<ReachingDefinitions> At = reaching(I);
+    return At && At->FromEntry;
+  }
+  /// The definitions reaching probe I (none when the core cannot answer).
+  std::vector<ValueDefinition> reachingDefinitions(unsigned I) {
+    std::vector<ValueDefinition> Found;
+    if (std::optional<ReachingDefinitions> At = reaching(I))
+      for (unsigned Index : At->Definitions)
+        Found.push_back(flowOf(read(I))->definitions()[Index]);
+    return Found;
+  }
+  /// The source line of each definition reaching probe I.
+  std::vector<unsigned> reachingLines(unsigned I) {
+    std::vector<unsigned> Lines;
+    std::optional<ReachingDefinitions> At = reaching(I);
+    if (!At)
+      return Lines;
+    const SourceManager &SM = AST->getSourceManager();
+    for (unsigned Index : At->Definitions)
+      Lines.push_back(SM.getPresumedLineNumber(flowOf(read(I))->definitions()[Index].Site->getBeginLoc()) -
+                      Prelude);
+    llvm::sort(Lines);
+    return Lines;
+  }
+  Placement placement(unsigned I) { return TU->oracle().tensorPlacement(Probes[I]); }
+  Pinning pinning(unsigned I) { return hostPinning(*TU, Probes[I]); }
+  ElementKind kind(unsigned I) { return elementKind(*TU, Probes[I]); }
+
+  static constexpr unsigned Prelude = 6; // lines before the body
+
+private:
+  std::unique_ptr<ASTUnit> AST;
+  std::unique_ptr<TranslationUnitAnalysis> TU;
+  std::vector<const Expr *> Probes;
+};
+
+using Lines = std::vector<unsigned>;
+
+TEST(ValueFlow, AStraightLineReassignmentKillsTheFirstDefinition) {
+  Parsed P("void f() {\n"
+           "  auto t = torch::ones({2});\n"
+           "  probe(t);\n"
+           "  t = torch::ones({2}).cuda();\n"
+           "  probe(t);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.reachingLines(0), Lines({2}));
+  EXPECT_EQ(P.reachingLines(1), Lines({4}));
+  EXPECT_FALSE(P.fromEntry(1));
+  EXPECT_EQ(P.placement(0), Placement::Cpu);
+  EXPECT_EQ(P.placement(1), Placement::Gpu);
+}
+
+TEST(ValueFlow, ALoopCarriedRedefinitionReachesTheLoopHead) {
+  Parsed P("void f(int n) {\n"
+           "  auto t = torch::ones({2});\n"
+           "  for (int i = 0; i < n; ++i) {\n"
+           "    probe(t);\n"
+           "    t = t.cuda();\n"
+           "  }\n"
+           "  probe(t);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.reachingLines(0), Lines({2, 5}));
+  EXPECT_EQ(P.reachingLines(1), Lines({2, 5}));
+  EXPECT_EQ(P.placement(0), Placement::Unknown); // CPU in the first iteration, GPU after
+  EXPECT_EQ(P.placement(1), Placement::Unknown);
+}
+
+TEST(ValueFlow, ASelfDependentLoopDefinitionIsIteratedToItsFixpoint) {
+  // t = t * 2 reads its own previous value: the first round sees only the
+  // initialiser, the next confirms it.
+  Parsed P("void f(int n) {\n"
+           "  auto t = torch::ones({2}).cuda();\n"
+           "  for (int i = 0; i < n; ++i)\n"
+           "    t = t * 2;\n"
+           "  probe(t);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.reachingLines(0), Lines({2, 4}));
+  EXPECT_EQ(P.placement(0), Placement::Gpu);
+}
+
+TEST(ValueFlow, AVariableReadAgainWhileItsValueIsEvaluatedSeesItsEarlierDefinition) {
+  // Evaluating x = y evaluates y = x + 1, which reads x's first definition: a
+  // cut per variable (the engine before the core) answered "unknown" here.
+  Parsed P("void f() {\n"
+           "  torch::Tensor x = torch::ones({2});\n"
+           "  torch::Tensor y = x + 1;\n"
+           "  x = y;\n"
+           "  probe(x);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.placement(0), Placement::Cpu);
+}
+
+TEST(ValueFlow, ValuesSwappedInALoopJoinBothSides) {
+  const char *Body = "void f(int n) {\n"
+                     "  torch::Tensor x = torch::ones({2})%s;\n"
+                     "  torch::Tensor y = torch::ones({2});\n"
+                     "  for (int i = 0; i < n; ++i) {\n"
+                     "    torch::Tensor t = x;\n"
+                     "    x = y * 2;\n"
+                     "    y = t;\n"
+                     "  }\n"
+                     "  probe(x);\n"
+                     "}";
+  char Text[512];
+  snprintf(Text, sizeof Text, Body, "");
+  Parsed OnHost(Text);
+  ASSERT_TRUE(OnHost.ok());
+  EXPECT_EQ(OnHost.placement(0), Placement::Cpu);
+  snprintf(Text, sizeof Text, Body, ".cuda()");
+  Parsed Mixed(Text);
+  ASSERT_TRUE(Mixed.ok());
+  EXPECT_EQ(Mixed.placement(0), Placement::Unknown);
+}
+
+TEST(ValueFlow, BranchesJoin) {
+  Parsed P("void f(bool c) {\n"
+           "  torch::Tensor t;\n"
+           "  if (c)\n"
+           "    t = torch::ones({2}).cuda();\n"
+           "  else\n"
+           "    t = torch::zeros({2}).cuda();\n"
+           "  probe(t);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.reachingLines(0), Lines({4, 6}));
+  EXPECT_EQ(P.placement(0), Placement::Gpu);
+}
+
+TEST(ValueFlow, ANonConstReferenceArgumentIsAnEscapingDefinition) {
+  Parsed P("void f() {\n"
+           "  auto t = torch::ones({2}).cuda();\n"
+           "  onlyReads(t);\n"
+           "  probe(t);\n"
+           "  mayAssign(t);\n"
+           "  probe(t);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.reachingLines(0), Lines({2}));
+  EXPECT_EQ(P.reachingLines(1), Lines({5}));
+  std::vector<ValueDefinition> After = P.reachingDefinitions(1);
+  ASSERT_EQ(After.size(), 1u);
+  EXPECT_EQ(After[0].How, ValueDefinition::Kind::Escaped);
+  EXPECT_EQ(P.placement(0), Placement::Gpu);
+  EXPECT_EQ(P.placement(1), Placement::Unknown);
+}
+
+TEST(ValueFlow, StructuredBindingsAndTieDefineElements) {
+  Parsed P("std::tuple<torch::Tensor, torch::Tensor> pair();\n"
+           "void f() {\n"
+           "  auto [a, b] = std::make_tuple(torch::ones({2}), torch::ones({2}).cuda());\n"
+           "  probe(b);\n"
+           "  torch::Tensor c, d;\n"
+           "  std::tie(c, d) = std::make_tuple(torch::ones({2}).cuda(), torch::ones({2}));\n"
+           "  probe(d);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  std::vector<ValueDefinition> B = P.reachingDefinitions(0), D = P.reachingDefinitions(1);
+  ASSERT_EQ(B.size(), 1u);
+  ASSERT_EQ(D.size(), 1u);
+  EXPECT_EQ(B[0].Element, std::optional<unsigned>(1));
+  EXPECT_EQ(D[0].Element, std::optional<unsigned>(1));
+  EXPECT_EQ(P.placement(0), Placement::Gpu);
+  EXPECT_EQ(P.placement(1), Placement::Cpu);
+}
+
+TEST(ValueFlow, AReadInsideALambdaIsNotAnsweredByTheCfg) {
+  Parsed P("void f() {\n"
+           "  auto t = torch::ones({2});\n"
+           "  auto later = [&] { probe(t); };\n"
+           "  t = torch::ones({2}).cuda();\n"
+           "  later();\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_FALSE(P.reaching(0).has_value());
+  // The oracle falls back to every definition of t in the function.
+  EXPECT_EQ(P.placement(0), Placement::Unknown);
+}
+
+TEST(ValueFlow, AParameterReachesFromTheEntry) {
+  Parsed P("void f(torch::Tensor t, bool c) {\n"
+           "  if (c)\n"
+           "    t = torch::ones({2});\n"
+           "  probe(t);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_TRUE(P.fromEntry(0));
+  EXPECT_EQ(P.reachingLines(0), Lines({3}));
+}
+
+TEST(ValueFlow, ValueIdentityAndLoopInvariance) {
+  Parsed P("void f(int n) {\n"
+           "  auto w = torch::ones({2}).cuda();\n"
+           "  auto t = torch::ones({2}).cuda();\n"
+           "  for (int i = 0; i < n; ++i) {\n"
+           "    probe(w);\n"
+           "    probe(t);\n"
+           "    probe(w);\n"
+           "    t = t * 2;\n"
+           "  }\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  const FunctionValueFlow *Flow = P.flowOf(P.read(0));
+  ASSERT_TRUE(Flow);
+  const Stmt *ForLoop = *std::next(Flow->function()->getBody()->child_begin(), 2);
+  ASSERT_TRUE(isa<ForStmt>(ForLoop));
+  EXPECT_TRUE(Flow->sameDefinition(P.read(0), P.read(2)));
+  EXPECT_TRUE(Flow->invariantIn(P.read(0), ForLoop));
+  EXPECT_FALSE(Flow->invariantIn(P.read(1), ForLoop)); // t = t * 2 reaches the next iteration
+}
+
+TEST(ValueFlow, ContainersAndFieldsJoinTheirStores) {
+  Parsed Container("void f() {\n"
+                   "  std::vector<torch::Tensor> v;\n"
+                   "  v.push_back(torch::ones({2}).cuda());\n"
+                   "  probe(v[0]);\n"
+                   "}");
+  ASSERT_TRUE(Container.ok());
+  EXPECT_EQ(Container.placement(0), Placement::Gpu);
+  Parsed Field("struct Model {\n"
+               "  torch::Tensor w;\n"
+               "  Model() : w(torch::ones({2}).cuda()) {}\n"
+               "  void step() { probe(w); }\n"
+               "};");
+  ASSERT_TRUE(Field.ok());
+  EXPECT_EQ(Field.placement(0), Placement::Gpu);
+}
+
+TEST(ValueFlow, PinningFollowsTheDefinitionsThatReachTheRead) {
+  // Before the core, pinning joined every value a variable was ever given
+  // (pageable + pinned = unknown) and followed loops only 16 levels deep.
+  Parsed P("void f(int n) {\n"
+           "  auto h = torch::empty({2});\n"
+           "  probe(h);\n"
+           "  h = h.pin_memory();\n"
+           "  probe(h);\n"
+           "  for (int i = 0; i < n; ++i)\n"
+           "    h = h.narrow(0, 0, 1);\n"
+           "  probe(h);\n"
+           "  torch::Tensor s;\n"
+           "  std::swap(s, h);\n"
+           "  probe(s);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.pinning(0), Pinning::Pageable);
+  EXPECT_EQ(P.pinning(1), Pinning::Pinned);
+  EXPECT_EQ(P.pinning(2), Pinning::Pinned);  // narrow keeps its base's memory, every iteration
+  EXPECT_EQ(P.pinning(3), Pinning::Unknown); // passed by non-const reference
+}
+
+TEST(ValueFlow, ElementKindFollowsTheDefinitionsThatReachTheRead) {
+  // Before the core, a variable's kind was its initialiser's: `idx` below was
+  // floating after its conversion to kLong.
+  Parsed P("void f(bool c) {\n"
+           "  auto idx = torch::ones({2});\n"
+           "  probe(idx);\n"
+           "  idx = idx.to(torch::kLong);\n"
+           "  probe(idx);\n"
+           "  auto m = torch::ones({2}) > 0;\n"
+           "  if (c)\n"
+           "    m = torch::ones({2});\n"
+           "  probe(m);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.kind(0), ElementKind::Floating);
+  EXPECT_EQ(P.kind(1), ElementKind::Integer);
+  EXPECT_EQ(P.kind(2), ElementKind::Unknown); // bool on one path, floating on the other
+}
+
+} // namespace
