@@ -125,6 +125,15 @@ private:
   ClassifierOptions ClassifierOpts;
 };
 
+/// Ends each check's .cpp: the module makes the check through `make<Class>`,
+/// declared for every line of Checks.def, so a check's class needs no header
+/// and no include list to register (a new check: its .cpp, one line in
+/// Checks.def, its test, its docs page).
+#define TORCH_SYNC_CHECK_FACTORY(Class)                                                                      \
+  std::unique_ptr<SyncCheck> make##Class(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context) {     \
+    return std::make_unique<Class>(Name, Context);                                                           \
+  }
+
 } // namespace torch_syncfree
 
 #endif

@@ -1,9 +1,6 @@
 // Registers the torch-syncfree checks with clang-tidy's module registry. The
 // same object file serves the plugin (clang-tidy --load) and the standalone tool.
-#include "checks/CatalogChecks.h"
-#include "checks/DeviceToHostCheck.h"
-#include "checks/HostToDeviceCheck.h"
-#include "checks/ItemCheck.h"
+#include "SyncCheck.h"
 
 #include "clang-tidy/ClangTidyModule.h"
 
@@ -11,11 +8,18 @@ using namespace clang::tidy;
 
 namespace torch_syncfree {
 
-template <typename CheckT>
+// Each check's factory, defined at the end of its .cpp (TORCH_SYNC_CHECK_FACTORY).
+#define TORCH_SYNC_CHECK(Class, Name, Summary, Level)                                                        \
+  std::unique_ptr<SyncCheck> make##Class(llvm::StringRef, ClangTidyContext *);
+#include "Checks.def"
+#undef TORCH_SYNC_CHECK
+
+using CheckMaker = std::unique_ptr<SyncCheck> (*)(llvm::StringRef, ClangTidyContext *);
+
 static void add(ClangTidyCheckFactories &Factories, const std::shared_ptr<AnalysisHub> &Hub,
-                llvm::StringRef Name) {
-  Factories.registerCheckFactory(Name, [Hub](llvm::StringRef CheckName, ClangTidyContext *Context) {
-    auto Check = std::make_unique<CheckT>(CheckName, Context);
+                llvm::StringRef Name, CheckMaker Make) {
+  Factories.registerCheckFactory(Name, [Hub, Make](llvm::StringRef CheckName, ClangTidyContext *Context) {
+    std::unique_ptr<SyncCheck> Check = Make(CheckName, Context);
     Check->shareAnalysesThrough(Hub);
     return Check;
   });
@@ -29,7 +33,7 @@ public:
     // fix takes over. A factory set checks one TU at a time (clang-tidy's
     // run, a batch worker's runChecks, an editor analysis).
     auto Hub = std::make_shared<AnalysisHub>();
-#define TORCH_SYNC_CHECK(Class, Name, Summary, Level) add<Class>(Factories, Hub, Name);
+#define TORCH_SYNC_CHECK(Class, Name, Summary, Level) add(Factories, Hub, Name, make##Class);
 #include "Checks.def"
   }
 };

@@ -116,48 +116,48 @@ std::unique_ptr<FunctionValueFlow> FunctionValueFlow::build(const FunctionDecl *
           Flow->Definitions.push_back(Definition);
         }
       }
-  for (unsigned I = 0; I < Flow->Definitions.size(); ++I) {
-    llvm::BitVector &Of = Flow->DefinitionsOf[Flow->Definitions[I].Variable];
-    Of.resize(Flow->Definitions.size());
-    Of.set(I);
-  }
   for (const ValueDefinition &Definition : Flow->Definitions)
-    Flow->EntryBit.try_emplace(Definition.Variable, Flow->Definitions.size() + Flow->EntryBit.size());
-  for (auto &[Variable, Of] : Flow->DefinitionsOf) {
-    Of.resize(Flow->Definitions.size() + Flow->EntryBit.size());
-    Of.set(Flow->EntryBit.lookup(Variable)); // a definition kills "not yet defined" too
-  }
+    if (Flow->EntryBit.try_emplace(Definition.Variable, Flow->Definitions.size() + Flow->EntryVariable.size())
+            .second)
+      Flow->EntryVariable.push_back(Definition.Variable);
   Flow->solve();
   return Flow;
 }
 
-void FunctionValueFlow::solve() {
-  const unsigned Bits = Definitions.size() + EntryBit.size();
-  const unsigned Blocks = Graph->getNumBlockIDs();
-  BlockEntry.assign(Blocks, llvm::BitVector(Bits));
-  std::vector<llvm::BitVector> BlockExit(Blocks, llvm::BitVector(Bits));
-  std::vector<bool> Visited(Blocks, false);
-  auto Transfer = [&](const CFGBlock &Block, llvm::BitVector State) {
-    for (unsigned I = 0; I < Block.size(); ++I) {
-      auto Made = DefinitionsAt.find({Block.getBlockID(), I});
-      if (Made == DefinitionsAt.end())
-        continue;
-      for (unsigned Index : Made->second) {
-        const ValueDecl *Variable = Definitions[Index].Variable;
-        State.reset(DefinitionsOf[Variable]);
-        State.set(Index);
-      }
+void FunctionValueFlow::transfer(const CFGBlock &Block, unsigned End, DefinitionSet &State) const {
+  for (unsigned I = 0; I < End; ++I) {
+    auto Made = DefinitionsAt.find({Block.getBlockID(), I});
+    if (Made == DefinitionsAt.end())
+      continue;
+    for (unsigned Index : Made->second) {
+      // Kill the variable's other definitions (and "not yet defined"): few
+      // bits are set, so scanning them beats masking with all its definitions.
+      const ValueDecl *Variable = Definitions[Index].Variable;
+      llvm::SmallVector<unsigned, 4> Killed;
+      for (unsigned Bit : State)
+        if (variableOfBit(Bit) == Variable)
+          Killed.push_back(Bit);
+      for (unsigned Bit : Killed)
+        State.reset(Bit);
+      State.set(Index);
     }
-    return State;
-  };
+  }
+}
+
+void FunctionValueFlow::solve() {
+  const unsigned Blocks = Graph->getNumBlockIDs();
+  BlockEntry.assign(Blocks, DefinitionSet());
+  std::vector<DefinitionSet> BlockExit(Blocks);
+  std::vector<bool> Visited(Blocks, false);
   PostOrderCFGView Order(Graph.get());
   ForwardDataflowWorklist Work(*Graph, &Order);
   const CFGBlock &Entry = Graph->getEntry();
   Work.enqueueBlock(&Entry);
   while (const CFGBlock *Block = Work.dequeue()) {
-    llvm::BitVector In(Bits);
+    DefinitionSet In;
     if (Block == &Entry) {
-      In.set(Definitions.size(), Bits);
+      for (unsigned K = 0; K < EntryVariable.size(); ++K)
+        In.set(Definitions.size() + K);
     } else {
       for (const CFGBlock::AdjacentBlock &Pred : Block->preds())
         if (const CFGBlock *P = Pred.getReachableBlock(); P && Visited[P->getBlockID()])
@@ -169,7 +169,8 @@ void FunctionValueFlow::solve() {
       continue;
     Visited[Id] = true;
     BlockEntry[Id] = In;
-    llvm::BitVector Out = Transfer(*Block, In);
+    DefinitionSet Out = In;
+    transfer(*Block, Block->size(), Out);
     if (First || Out != BlockExit[Id]) {
       BlockExit[Id] = std::move(Out);
       Work.enqueueSuccessors(Block);
@@ -197,28 +198,21 @@ std::optional<ReachingDefinitions> FunctionValueFlow::reachingAt(const ValueDecl
   if (!At)
     return std::nullopt;
   ReachingDefinitions Result;
-  auto Of = DefinitionsOf.find(D);
-  if (Of == DefinitionsOf.end()) {
+  auto Entry = EntryBit.find(D);
+  if (Entry == EntryBit.end()) {
     Result.FromEntry = true; // never defined in this function
     return Result;
   }
   const auto &[Block, Index] = *At;
-  llvm::BitVector State = BlockEntry[Block->getBlockID()];
-  for (unsigned I = 0; I < Index; ++I) {
-    auto Made = DefinitionsAt.find({Block->getBlockID(), I});
-    if (Made == DefinitionsAt.end())
-      continue;
-    for (unsigned Definition : Made->second)
-      if (Definitions[Definition].Variable == D) {
-        State.reset(Of->second);
-        State.set(Definition);
-      }
-  }
-  State &= Of->second;
-  Result.FromEntry = State.test(EntryBit.lookup(D));
-  for (unsigned Definition : State.set_bits())
-    if (Definition < Definitions.size())
-      Result.Definitions.push_back(Definition);
+  DefinitionSet State = BlockEntry[Block->getBlockID()];
+  transfer(*Block, Index, State);
+  for (unsigned Bit : State)
+    if (variableOfBit(Bit) == D) {
+      if (Bit == Entry->second)
+        Result.FromEntry = true;
+      else
+        Result.Definitions.push_back(Bit);
+    }
   return Result;
 }
 

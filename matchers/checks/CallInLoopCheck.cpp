@@ -162,4 +162,6 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   diag(Found->Site->getBeginLoc(), "the host waits here", DiagnosticIDs::Note);
 }
 
+TORCH_SYNC_CHECK_FACTORY(CallInLoopCheck)
+
 } // namespace torch_syncfree

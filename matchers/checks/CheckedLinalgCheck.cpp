@@ -90,4 +90,6 @@ void CheckedLinalgCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes);
 }
 
+TORCH_SYNC_CHECK_FACTORY(CheckedLinalgCheck)
+
 } // namespace torch_syncfree

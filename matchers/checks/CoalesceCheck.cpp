@@ -340,4 +340,6 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   report(Run.front().second.Item->getExprLoc(), F, *Fixes);
 }
 
+TORCH_SYNC_CHECK_FACTORY(CoalesceCheck)
+
 } // namespace torch_syncfree

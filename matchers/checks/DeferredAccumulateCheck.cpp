@@ -329,4 +329,6 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   report(SyncLoc, F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
+TORCH_SYNC_CHECK_FACTORY(DeferredAccumulateCheck)
+
 } // namespace torch_syncfree

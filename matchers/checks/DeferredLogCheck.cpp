@@ -68,4 +68,6 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
     diag(Interval->getBeginLoc(), "log interval here", DiagnosticIDs::Note);
 }
 
+TORCH_SYNC_CHECK_FACTORY(DeferredLogCheck)
+
 } // namespace torch_syncfree

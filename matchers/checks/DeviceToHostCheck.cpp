@@ -39,4 +39,6 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F);
 }
 
+TORCH_SYNC_CHECK_FACTORY(DeviceToHostCheck)
+
 } // namespace torch_syncfree

@@ -163,4 +163,6 @@ void DynamicShapeCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes);
 }
 
+TORCH_SYNC_CHECK_FACTORY(DynamicShapeCheck)
+
 } // namespace torch_syncfree

@@ -335,4 +335,6 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getBeginLoc(), F);
 }
 
+TORCH_SYNC_CHECK_FACTORY(ExplicitSyncCheck)
+
 } // namespace torch_syncfree

@@ -107,4 +107,6 @@ const DeclRefExpr *GradNormCheck::normReadAtLogPoint(TranslationUnitAnalysis &TU
   return Use;
 }
 
+TORCH_SYNC_CHECK_FACTORY(GradNormCheck)
+
 } // namespace torch_syncfree

@@ -110,4 +110,6 @@ void GraphCaptureCheck::check(const MatchFinder::MatchResult &Result) {
   }
 }
 
+TORCH_SYNC_CHECK_FACTORY(GraphCaptureCheck)
+
 } // namespace torch_syncfree

@@ -126,4 +126,6 @@ void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes);
 }
 
+TORCH_SYNC_CHECK_FACTORY(HostBoolCheck)
+
 } // namespace torch_syncfree

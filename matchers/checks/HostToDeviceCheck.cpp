@@ -397,4 +397,6 @@ void HostToDeviceCheck::checkCreateThenCopy(const CXXMemberCallExpr *Call,
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
+TORCH_SYNC_CHECK_FACTORY(HostToDeviceCheck)
+
 } // namespace torch_syncfree

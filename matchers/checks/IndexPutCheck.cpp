@@ -92,4 +92,6 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
+TORCH_SYNC_CHECK_FACTORY(IndexPutCheck)
+
 } // namespace torch_syncfree

@@ -55,4 +55,6 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F);
 }
 
+TORCH_SYNC_CHECK_FACTORY(ItemCheck)
+
 } // namespace torch_syncfree

@@ -120,4 +120,6 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes);
 }
 
+TORCH_SYNC_CHECK_FACTORY(MaskIndexCheck)
+
 } // namespace torch_syncfree

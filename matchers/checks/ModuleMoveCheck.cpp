@@ -47,4 +47,6 @@ void ModuleMoveCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F);
 }
 
+TORCH_SYNC_CHECK_FACTORY(ModuleMoveCheck)
+
 } // namespace torch_syncfree

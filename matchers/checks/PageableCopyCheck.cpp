@@ -138,4 +138,6 @@ void PageableCopyCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
+TORCH_SYNC_CHECK_FACTORY(PageableCopyCheck)
+
 } // namespace torch_syncfree

@@ -34,4 +34,6 @@ void PrintCheck::check(const MatchFinder::MatchResult &Result) {
   report(isa<CXXOperatorCallExpr>(Call) ? Call->getExprLoc() : Call->getExprLoc(), F);
 }
 
+TORCH_SYNC_CHECK_FACTORY(PrintCheck)
+
 } // namespace torch_syncfree

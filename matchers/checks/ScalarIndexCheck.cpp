@@ -51,4 +51,6 @@ void ScalarIndexCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
+TORCH_SYNC_CHECK_FACTORY(ScalarIndexCheck)
+
 } // namespace torch_syncfree

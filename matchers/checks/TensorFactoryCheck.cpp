@@ -129,4 +129,6 @@ void TensorFactoryCheck::check(const MatchFinder::MatchResult &Result) {
   report(Call->getBeginLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
 }
 
+TORCH_SYNC_CHECK_FACTORY(TensorFactoryCheck)
+
 } // namespace torch_syncfree
