@@ -13,25 +13,33 @@
 
 #include "UseClassifier.h"
 #include "clang/Basic/Diagnostic.h"
+#include "llvm/Support/JSON.h"
 #include <optional>
 
 namespace torch_syncfree {
 
+/// The dependency class and the facts of FindingFacts.def.
 struct FindingFacts {
   Dependency Class = Dependency::True;
-  unsigned LoopLine = 0; ///< the loop the sync repeats in (0: none)
-  /// Read once every N iterations (`if (step % N == 0)`): reported only with
-  /// ReportIntervalReads; --profile analyses them to label the syncs they make.
-  bool IntervalRead = false;
-  /// A module's parameters moved to a device (`model->to(device)`, setup):
-  /// reported only with ReportModuleMoves; --profile analyses them likewise.
-  bool ModuleMove = false;
+#define FINDING_FACT(Type, Name, WireName, PublicName, Doc) Type Name = Type();
+#include "FindingFacts.def"
 };
 
 /// Appends the facts to a diagnostic whose format string names only %0.
 void attachFacts(const clang::DiagnosticBuilder &Diag, const FindingFacts &Facts);
 /// The facts a check attached, or nothing (a compiler diagnostic, a note).
 std::optional<FindingFacts> factsOf(const clang::Diagnostic &Info);
+
+/// Every fact, losslessly ("dependency" and each wire name): batch workers and
+/// the results cache.
+llvm::json::Object factsToJson(const FindingFacts &Facts);
+/// The inverse of factsToJson; nullopt when a fact is missing or out of range.
+std::optional<FindingFacts> factsFromJson(const llvm::json::Object &Object);
+/// The facts with a public name that are set, under their wire names (SARIF
+/// result properties, LSP diagnostic data).
+void addPublicFacts(const FindingFacts &Facts, llvm::json::Object &Out);
+/// Every fact with a public name under it, unset ones as null (--format=json).
+void addPublicFactsOrNull(const FindingFacts &Facts, llvm::json::Object &Out);
 
 } // namespace torch_syncfree
 

@@ -93,7 +93,11 @@ void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint>
   if (F.Use.IntervalLine && !ReportIntervalReads)
     return;
   auto Diag = diag(Loc, "%0") << formatMessage(F);
-  attachFacts(Diag, FindingFacts{F.Use.Kind, F.Use.LoopLine, F.Use.IntervalLine != 0, F.ModuleMove});
+  FindingFacts Facts = F.Facts;
+  Facts.Class = F.Use.Kind;
+  Facts.LoopLine = F.Use.LoopLine;
+  Facts.IntervalRead = F.Use.IntervalLine != 0;
+  attachFacts(Diag, Facts);
   if (FixesEnabled)
     for (const FixItHint &Fix : Fixes)
       Diag << Fix;

@@ -5,6 +5,7 @@
 #define TORCH_SYNCFREE_SYNCCHECK_H
 
 #include "DeviceInference.h"
+#include "FindingFacts.h"
 #include "TranslationUnitAnalysis.h"
 #include "UseClassifier.h"
 
@@ -20,7 +21,9 @@ struct Finding {
   std::string What;   ///< the sync: "`item()` on a GPU tensor makes the host wait for the GPU"
   UseVerdict Use;     ///< dependency class and why
   std::string Remedy; ///< what to do instead (may be empty)
-  bool ModuleMove = false; ///< FindingFacts::ModuleMove
+  /// Facts of FindingFacts.def a check sets itself (ModuleMove); report() fills
+  /// the class, the loop line and the interval from Use.
+  FindingFacts Facts;
 };
 
 /// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N | under the

@@ -106,11 +106,8 @@ json::Array findingsToJson(const std::vector<FindingRecord> &Errors) {
                          {"warningAsError", E.IsWarningAsError},
                          {"message", message(E.Message)},
                          {"notes", std::move(Notes)}};
-    if (E.Facts)
-      Finding["facts"] = json::Object{{"dependency", dependencyName(E.Facts->Class)},
-                                      {"loopLine", E.Facts->LoopLine},
-                                      {"intervalRead", E.Facts->IntervalRead},
-                                      {"moduleMove", E.Facts->ModuleMove}};
+    if (std::optional<FindingFacts> Facts = E.Facts)
+      Finding["facts"] = factsToJson(*Facts);
     Findings.push_back(std::move(Finding));
   }
   return Findings;
@@ -132,14 +129,9 @@ std::optional<std::vector<FindingRecord>> findingsFromJson(const json::Array &Fi
                                    *BuildDirectory, *AsError));
     // A check's finding carries its facts; a compiler diagnostic has none.
     if (const json::Object *Facts = F->getObject("facts")) {
-      auto Class = Facts->getString("dependency");
-      auto LoopLine = Facts->getInteger("loopLine");
-      std::optional<Dependency> D = Class ? dependencyNamed(*Class) : std::nullopt;
-      if (!D || !LoopLine || *LoopLine < 0 || *LoopLine > std::numeric_limits<unsigned>::max())
+      E.Facts = factsFromJson(*Facts);
+      if (!E.Facts)
         return std::nullopt;
-      E.Facts = FindingFacts{*D, static_cast<unsigned>(*LoopLine),
-                             Facts->getBoolean("intervalRead").value_or(false),
-                             Facts->getBoolean("moduleMove").value_or(false)};
     } else if (Name->starts_with("torch-sync-")) {
       return std::nullopt;
     }

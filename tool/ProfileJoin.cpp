@@ -256,11 +256,11 @@ void printProfileReport(const SyncProfile &Profile,
       continue;
     }
     OS << "  " << printable(F.File) << ":" << F.Line << ":" << F.Column << " [" << F.Check << ", "
-       << (!F.ProfileOnly ? F.Dependency
-           : F.ModuleMove   ? "moves a module's parameters, once (setup): not reported unless "
-                              "ReportModuleMoves is true"
-                            : "read at a log interval: not reported unless ReportIntervalReads "
-                              "is true")
+       << (!F.ProfileOnly       ? F.Dependency
+           : F.Facts.ModuleMove ? "moves a module's parameters, once (setup): not reported unless "
+                                  "ReportModuleMoves is true"
+                                : "read at a log interval: not reported unless ReportIntervalReads "
+                                  "is true")
        << "]: " << F.MeasuredCount << " syncs";
     if (Profile.Steps)
       OS << " (" << llvm::format("%.2f", F.MeasuredPerStep) << "/step)";

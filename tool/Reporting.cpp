@@ -153,9 +153,7 @@ collectFindings(const std::vector<FindingRecord> &Errors) {
     for (const tooling::DiagnosticMessage &Note : Error.Notes)
       F.Notes.push_back({Note.FilePath, Note.FileOffset, Note.Message});
     F.Dependency = Error.Facts ? dependencyName(Error.Facts->Class) : "unknown";
-    F.LoopLine = Error.Facts ? Error.Facts->LoopLine : 0;
-    F.IntervalRead = Error.Facts && Error.Facts->IntervalRead;
-    F.ModuleMove = Error.Facts && Error.Facts->ModuleMove;
+    F.Facts = Error.Facts.value_or(FindingFacts());
     for (const auto &Entry : Error.Message.Fix)
       for (const tooling::Replacement &R : Entry.second) {
         F.Fixable = true;
@@ -176,9 +174,8 @@ void printJson(const std::vector<ReportedFinding> &Findings, llvm::raw_ostream &
                          {"column", F.Column},
                          {"message", F.Message},
                          {"dependency", F.Dependency},
-                         {"loop_line", F.LoopLine ? llvm::json::Value(F.LoopLine)
-                                                  : llvm::json::Value(nullptr)},
                          {"fixable", F.Fixable}};
+    addPublicFactsOrNull(F.Facts, O);
     // With --profile (ProfileJoin.h): what the program's run measured here.
     if (F.Profiled)
       O["measured"] = llvm::json::Object{{"count", static_cast<int64_t>(F.MeasuredCount)},
@@ -261,8 +258,7 @@ std::string sarifRootFor(StringRef Cwd) {
 /// the program's run measured at the finding.
 static llvm::json::Object findingProperties(const ReportedFinding &F) {
   llvm::json::Object P{{"dependency", F.Dependency}, {"fixable", F.Fixable}};
-  if (F.LoopLine)
-    P["loopLine"] = F.LoopLine;
+  addPublicFacts(F.Facts, P);
   if (F.Profiled) {
     P["measuredCount"] = static_cast<int64_t>(F.MeasuredCount);
     P["measuredWaitMs"] = F.MeasuredWaitMs;

@@ -31,15 +31,13 @@ struct ReportedFinding {
   unsigned Column = 0;
   std::string Message;
   std::string Dependency; ///< "false", "true", "intentional" (from the record's facts)
-  unsigned LoopLine = 0;  ///< the loop the sync repeats in (0: none)
+  FindingFacts Facts;     ///< the record's facts (FindingFacts.def; defaults for a compiler diagnostic)
   bool Fixable = false;
   bool WarningAsError = false; ///< --warnings-as-errors matched its check
   std::string Level = "warning"; ///< SARIF level: error, warning or note
   std::vector<ReportedNote> Notes;
   std::vector<ReportedReplacement> Fix;
   std::string SourceLine; ///< the finding's line, whitespace-normalised (baselines)
-  bool IntervalRead = false; ///< read once every N iterations (FindingFacts.h)
-  bool ModuleMove = false;   ///< a module's parameters moved (FindingFacts.h)
   /// Analysed for --profile only (an interval read without ReportIntervalReads,
   /// a module move without ReportModuleMoves):
   /// joined with the profile and labelled, never reported as a finding.

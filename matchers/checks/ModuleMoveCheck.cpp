@@ -43,7 +43,7 @@ void ModuleMoveCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = F.Use.LoopLine ? "move the module once, before the loop (later calls copy nothing)"
                             : "nothing to change for a one-time move; build and move the module "
                               "before the timed part of the program";
-  F.ModuleMove = true; // a one-time cost: --profile labels, never reports, it unless asked
+  F.Facts.ModuleMove = true; // a one-time cost: --profile labels, never reports, it unless asked
   report(Call->getExprLoc(), F);
 }
 
