@@ -15,7 +15,7 @@ struct ApiFact {
 };
 
 // The table. A name appears once, with all its traits.
-constexpr unsigned Wait = WaitingOp, Dyn = DataDependentShape | WaitingOp;
+constexpr unsigned Wait = WaitingOp, Dyn = DataDependentShape | WaitingOp, Linalg = WaitingOp | CheckedLinalg;
 const ApiFact Facts[] = {
     // Value reads and waiting ops (docs/catalog.md, measured on an H200).
     {"item", ValueRead},
@@ -27,11 +27,14 @@ const ApiFact Facts[] = {
     {"equal", Wait},
     {"allclose", Wait},
     {"masked_select", Wait | KindPreserving},
-    {"linalg_inv", Wait},
-    {"linalg_cholesky", Wait},
-    {"linalg_solve", Wait},
-    {"inverse", Wait},
-    {"cholesky", Wait},
+    {"linalg_inv", Linalg},
+    {"linalg_cholesky", Linalg},
+    {"linalg_solve", Linalg},
+    {"inverse", Linalg},
+    {"cholesky", Linalg},
+    {"linalg_ldl_factor", Linalg},
+    {"linalg_lu_factor", Linalg},
+    {"linalg_inv_ex_checked", Linalg},
     // Data-dependent output sizes.
     {"nonzero", Dyn | IntegerResult},
     {"argwhere", Dyn | IntegerResult},
@@ -208,7 +211,7 @@ struct Index {
       bool Inserted = ByName.insert({F.Name, F.Traits}).second;
       (void)Inserted;
       assert(Inserted && "a name appears once in the table");
-      for (unsigned Bit = 1; Bit && Bit <= View; Bit <<= 1)
+      for (unsigned Bit = 1; Bit && Bit <= LastApiTrait; Bit <<= 1)
         if (F.Traits & Bit)
           ByTrait[Bit].push_back(F.Name);
     }

@@ -46,6 +46,11 @@ enum ApiTrait : unsigned {
   FloatingResult = 1u << 14,
   /// The result shares its base's memory (a view: slicing, reshaping).
   View = 1u << 15,
+  /// A linear-algebra op that checks its result's info on the host (waits), and
+  /// has an `_ex` variant that does not (torch-sync-checked-linalg).
+  CheckedLinalg = 1u << 16,
+  /// The last trait: the index covers every bit up to it.
+  LastApiTrait = CheckedLinalg,
 };
 
 /// The traits of a LibTorch function or method name (0 for a name the table lacks).

@@ -1,3 +1,4 @@
+#include "ApiFacts.h"
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -15,10 +16,7 @@ namespace torch_syncfree {
 
 void CheckedLinalgCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
-      callExpr(callee(functionDecl(hasAnyName("linalg_inv", "linalg_cholesky", "linalg_solve",
-                                              "inverse", "cholesky", "linalg_ldl_factor",
-                                              "linalg_lu_factor", "linalg_inv_ex_checked"))),
-               matchers::userCode(hub()))
+      callExpr(callee(functionDecl(hasAnyName(namesWithTrait(CheckedLinalg)))), matchers::userCode(hub()))
           .bind("call"),
       this);
 }

@@ -148,3 +148,14 @@ void epochs(double lr) {
   }
   std::cout << lr;
 }
+
+// Every name torch-sync-checked-linalg reports is a sync for the other checks
+// too (one list, ApiFacts' CheckedLinalg trait): linalg_lu_factor was not.
+static torch::Tensor lu_of(const torch::Tensor &a) { return std::get<0>(torch::linalg_lu_factor(a)); }
+void factorise_each(const torch::Tensor &batch) {
+  auto a = torch::randn({4, 4}, torch::kCUDA);
+  for (int i = 0; i < 3; ++i)
+    lu_of(a + i);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `lu_of` makes the host wait for the GPU (`linalg_lu_factor` on a GPU tensor at line [[@LINE-5]]); true dependency: the callee needs GPU results on the host (every iteration of the loop at line [[@LINE-2]])
+  // CHECK-MESSAGES: :[[@LINE-6]]:73: note: the host waits here
+}

@@ -303,6 +303,7 @@ std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor &A, const Tensor &B, boo
 std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_errors = false);
 Tensor linalg_cholesky(const Tensor &self, bool upper = false);
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor &self, bool upper = false, bool check_errors = false);
+std::tuple<Tensor, Tensor> linalg_lu_factor(const Tensor &A, bool pivot = true);
 void _assert_async(const Tensor &self);
 void _assert_async(const Tensor &self, const char *assert_msg);
 Tensor sigmoid(const Tensor &self);
