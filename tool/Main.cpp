@@ -809,7 +809,7 @@ makeUnitFileSystem(std::string &Error,
 
 /// The project as the user's run names it: the work trees around the working
 /// directory, -p and the sources on the command line; never a directory the
-/// repository's flags name. #embed reads only under it (RunOptions::EmbedRoots)
+/// repository's flags name. #embed reads only under it (UnitRunOptions::EmbedRoots)
 /// and --fix writes only under it (a header of a sibling checkout named by -I
 /// is not rewritten).
 std::vector<std::string> userProjectRoots() {
@@ -1000,7 +1000,7 @@ void analyseUnits(Batch &B) {
             Cached = Results->lookup(CacheKey);
           }
         }
-        torch_syncfree::RunOptions Run;
+        torch_syncfree::UnitRunOptions Run;
         Run.EnableCheckProfile = EnableCheckProfile;
         Run.EmbedRoots = EmbedRoots;
         bool ParsedPlainly = false;
@@ -1493,7 +1493,7 @@ int runWorker(std::unique_ptr<tooling::CompilationDatabase> Fixed) {
   if (!UnitFS)
     return usageError(Error);
   ClangTidyContext Context(makeOptionsProvider());
-  torch_syncfree::RunOptions Run;
+  torch_syncfree::UnitRunOptions Run;
   Run.SharedPch = Request->SharedPch;
   Run.EmbedRoots = userProjectRoots(); // the same run's arguments: the same roots
   bool ParsedPlainly = false;
