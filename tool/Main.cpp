@@ -7,10 +7,10 @@
 // (llvm::cl) and its conversion into one RunOptions; the batch run is the
 // library in batch/ (batch/Batch.h), the language server the one in lsp/.
 #include "CompileCommandSanitizer.h"
-#include "LspServer.h"
 #include "UnitWorker.h"
 #include "batch/Batch.h"
 #include "batch/RunOptions.h"
+#include "lsp/LspServer.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Config/llvm-config.h"
