@@ -192,7 +192,7 @@ public:
 /// them (a static_assert's message, an undefined template's argument list): a
 /// repository could make a CI log show any file the user can read. An embedded
 /// file is accepted only when it is a regular file of at most 64 MiB under one
-/// of the roots the user's run names (RunOptions::EmbedRoots: the checkout
+/// of the roots the user's run names (UnitRunOptions::EmbedRoots: the checkout
 /// around the working directory, -p and the files on the command line; never
 /// the repository's own -I, --embed-dir or directory), outside version-control
 /// metadata (.git/config holds a CI checkout's token), symbolic links resolved.
@@ -264,9 +264,8 @@ class KeepEverything : public PreambleCallbacks {};
 /// the preamble; written here because runClangTidy offers no hook for either.
 class PreambleAwareFactory : public FrontendActionFactory {
 public:
-  PreambleAwareFactory(ClangTidyContext &Context,
-                       IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
-                       const RunOptions &Options)
+  PreambleAwareFactory(ClangTidyContext &Context, IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
+                       const UnitRunOptions &Options)
       : Context(Context), ConsumerFactory(Context, std::move(FileSystem)), Options(Options) {}
 
   std::unique_ptr<FrontendAction> create() override {
@@ -403,7 +402,7 @@ public:
 private:
   ClangTidyContext &Context;
   ClangTidyASTConsumerFactory ConsumerFactory;
-  const RunOptions &Options;
+  const UnitRunOptions &Options;
   std::atomic<bool> Embedded{false};
 };
 
@@ -503,17 +502,14 @@ private:
 };
 } // namespace
 
-static std::vector<FindingRecord>
-runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
-              llvm::ArrayRef<std::string> Files,
-              IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
-              const RunOptions &Options);
+static std::vector<FindingRecord> runChecksOnce(
+    ClangTidyContext &Context, const CompilationDatabase &Compilations, llvm::ArrayRef<std::string> Files,
+    const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem, const UnitRunOptions &Options);
 
-std::vector<FindingRecord> runChecks(ClangTidyContext &Context,
-                                      const CompilationDatabase &Compilations,
-                                      llvm::ArrayRef<std::string> Files,
-                                      IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
-                                      const RunOptions &Options) {
+std::vector<FindingRecord> runChecks(ClangTidyContext &Context, const CompilationDatabase &Compilations,
+                                     llvm::ArrayRef<std::string> Files,
+                                     const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem,
+                                     const UnitRunOptions &Options) {
   std::vector<FindingRecord> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options);
   if (Options.PreambleOnly || (Options.Cancelled && Options.Cancelled->load()))
     return {};
@@ -535,7 +531,7 @@ std::vector<FindingRecord> runChecks(ClangTidyContext &Context,
   // must never change what compiles: a failure with them is confirmed by a
   // plain parse, as clang++ -fsyntax-only would do it (a header without
   // include guards read twice, a diagnostic only the skipping causes).
-  RunOptions Plain = Options;
+  UnitRunOptions Plain = Options;
   Plain.SharedPch.clear();
   Plain.Preamble = nullptr;
   Plain.SkipSystemInstantiations = false;
@@ -547,11 +543,9 @@ std::vector<FindingRecord> runChecks(ClangTidyContext &Context,
   return Confirmed;
 }
 
-static std::vector<FindingRecord>
-runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
-              llvm::ArrayRef<std::string> Files,
-              IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
-              const RunOptions &Options) {
+static std::vector<FindingRecord> runChecksOnce(
+    ClangTidyContext &Context, const CompilationDatabase &Compilations, llvm::ArrayRef<std::string> Files,
+    const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem, const UnitRunOptions &Options) {
   ClangTool Tool(Compilations, Files, std::make_shared<PCHContainerOperations>(), FileSystem);
   // The ExtraArgs(Before) of the file's .clang-tidy, as clang-tidy adds them.
   Tool.appendArgumentsAdjuster([&Context](const CommandLineArguments &Args, StringRef File) {

@@ -44,7 +44,9 @@ private:
   unsigned Builds = 0, Reuses = 0;
 };
 
-struct RunOptions {
+/// How runChecks analyses one unit or document (the batch run's own options,
+/// for every unit, are RunOptions: batch/RunOptions.h).
+struct UnitRunOptions {
   bool EnableCheckProfile = false;
   /// One file only; null: parse every file in full.
   PreambleSlot *Preamble = nullptr;
@@ -87,12 +89,11 @@ bool isCompileError(const clang::tidy::ClangTidyError &E);
 /// A clang error (not a check's finding) among the results: the TU does not compile.
 bool hasCompileError(llvm::ArrayRef<FindingRecord> Errors);
 
-std::vector<FindingRecord>
-runChecks(clang::tidy::ClangTidyContext &Context,
-          const clang::tooling::CompilationDatabase &Compilations,
-          llvm::ArrayRef<std::string> Files,
-          llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem,
-          const RunOptions &Options);
+std::vector<FindingRecord> runChecks(clang::tidy::ClangTidyContext &Context,
+                                     const clang::tooling::CompilationDatabase &Compilations,
+                                     llvm::ArrayRef<std::string> Files,
+                                     const llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem,
+                                     const UnitRunOptions &Options);
 
 } // namespace torch_syncfree
 

@@ -256,6 +256,8 @@ WorkerResult runUnitInWorker(StringRef Self, llvm::ArrayRef<std::string> RunArgu
                                      {"sharedPch", bytesToJson(Request.SharedPch)},
                                      {"lineFilter", bytesToJson(Request.LineFilter)},
                                      {"wantReadFiles", Request.WantReadFiles},
+                                     {"profileAddsIntervalReads", Request.ProfileAddsIntervalReads},
+                                     {"profileAddsModuleMoves", Request.ProfileAddsModuleMoves},
                                      {"parent", static_cast<int64_t>(::getpid())}};
   ProcessOutcome Outcome = runWorkerProcess(Self, "internal-worker-request", RunArguments, Message,
                                             TimeoutSeconds, "analysis", "analysing it");
@@ -319,8 +321,10 @@ std::optional<WorkerRequest> readWorkerRequest(StringRef Path, std::string &Erro
   auto Pch = Root ? bytesFromJson(Root->get("sharedPch")) : std::nullopt;
   auto Filter = Root ? bytesFromJson(Root->get("lineFilter")) : std::nullopt;
   auto Want = Root ? Root->getBoolean("wantReadFiles") : std::nullopt;
+  auto IntervalReads = Root ? Root->getBoolean("profileAddsIntervalReads") : std::nullopt;
+  auto ModuleMoves = Root ? Root->getBoolean("profileAddsModuleMoves") : std::nullopt;
   auto Parent = Root ? Root->getInteger("parent") : std::nullopt;
-  if (!File || !Pch || !Filter || !Want || !Parent) {
+  if (!File || !Pch || !Filter || !Want || !IntervalReads || !ModuleMoves || !Parent) {
     Error = "invalid worker request '" + Path.str() + "'";
     return std::nullopt;
   }
@@ -330,7 +334,7 @@ std::optional<WorkerRequest> readWorkerRequest(StringRef Path, std::string &Erro
     Error = "the run that started this worker has ended";
     return std::nullopt;
   }
-  return WorkerRequest{*File, *Pch, *Filter, *Want};
+  return WorkerRequest{*File, *Pch, *Filter, *Want, *IntervalReads, *ModuleMoves};
 }
 
 bool writeWorkerResponse(StringRef Path, const std::vector<FindingRecord> &Findings,

@@ -4,7 +4,8 @@
 // <the run's own arguments>` for a unit and wait for it at most --tu-timeout
 // seconds: a crash, a fatal error, an abort, memory exhaustion or a hang in
 // clang or a check ends that process only, and becomes that unit's error.
-// The worker re-reads the same options and compile database as the run, so it
+// The worker re-reads the same options and compile database as the run (what
+// the run resolved once comes in its request: batch/RunOptions.h), so it
 // analyses the unit exactly as the run would in-process; its findings come back
 // losslessly as JSON (FindingJson.h), with the hashes of the files it read
 // (the fix writer applies fixes only to those exact contents).
@@ -27,6 +28,10 @@ struct WorkerRequest {
   std::string SharedPch;   ///< the shared PCH the run validated for it; "" for none
   std::string LineFilter;  ///< the run's effective line filter (--diff already resolved)
   bool WantReadFiles = false; ///< the results cache needs the files read
+  /// The run's RunOptions::ProfileAddsIntervalReads and ProfileAddsModuleMoves
+  /// (decided once, from the run's configuration).
+  bool ProfileAddsIntervalReads = false;
+  bool ProfileAddsModuleMoves = false;
 };
 
 /// What came back: the findings, or why there are none.

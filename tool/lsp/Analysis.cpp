@@ -298,7 +298,7 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> editorFileSystem(const st
 /// analysis's error instead of the end of the editor's server.
 std::optional<std::vector<FindingRecord>>
 runRecovered(ClangTidyContext &Context, const SanitizedDatabase &Database, const std::string &Path,
-             llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem, const RunOptions &Run,
+             llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> FileSystem, const UnitRunOptions &Run,
              std::string &Crash) {
   std::vector<FindingRecord> Errors;
   llvm::CrashRecoveryContext Recovery;
@@ -333,7 +333,7 @@ AnalysisResult analyseDocument(const AnalysisInputs &In, const std::shared_ptr<D
     return Result;
   }
 
-  RunOptions Run;
+  UnitRunOptions Run;
   Run.ConfirmErrorsInMainFile = false; // a typo mid-edit is the user's: no second parse
   Run.Cancelled = In.Cancelled;
   std::shared_ptr<PreambleSlot> Slot; // kept alive while it is used
@@ -394,7 +394,7 @@ AnalysisResult analyseDocument(const AnalysisInputs &In, const std::shared_ptr<D
         std::shared_ptr<DocumentState> Target = Shared;
         Store.runLater([=] {
           ClangTidyContext Context(Options());
-          RunOptions Build;
+          UnitRunOptions Build;
           Build.Preamble = Fresh.get();
           Build.PreambleOnly = true;
           std::string Crash;

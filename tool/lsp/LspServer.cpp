@@ -5,7 +5,7 @@
 // This file binds them: it keeps each open document's text, turns analysis
 // results into diagnostics (with --profile's measured cost) and code actions,
 // and answers the client.
-#include "LspServer.h"
+#include "lsp/LspServer.h"
 #include "PrivateDirectory.h"
 #include "Reporting.h"
 #include "lsp/Analysis.h"

@@ -1,7 +1,7 @@
 // `torch-syncfree --lsp`: a Language Server Protocol front end over the same
 // checks (docs/editors.md). It runs beside clangd, which cannot load plugins.
-#ifndef TORCH_SYNCFREE_LSPSERVER_H
-#define TORCH_SYNCFREE_LSPSERVER_H
+#ifndef TORCH_SYNCFREE_LSP_LSPSERVER_H
+#define TORCH_SYNCFREE_LSP_LSPSERVER_H
 
 #include "ProfileJoin.h"
 #include "SharedPch.h"
