@@ -305,8 +305,7 @@ private:
     D.CodeHref = checkDocsUrl(E.DiagnosticName);
     D.Data = json::Object{{"dependency", E.Facts ? dependencyName(E.Facts->Class) : "unknown"},
                           {"fixable", !E.Message.Fix.empty()}};
-    if (E.Facts && E.Facts->LoopLine)
-      D.Data["loopLine"] = E.Facts->LoopLine;
+    addPublicFacts(E.Facts.value_or(FindingFacts()), D.Data);
     for (const clang::tooling::DiagnosticMessage &Note : E.Notes) {
       if (Note.FilePath.empty())
         continue;
