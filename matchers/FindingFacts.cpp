@@ -3,6 +3,25 @@
 
 namespace torch_syncfree {
 
+const char *dependencyName(Dependency D) {
+  switch (D) {
+  case Dependency::False:
+    return "false";
+  case Dependency::True:
+    return "true";
+  case Dependency::Intentional:
+    return "intentional";
+  }
+  return "true";
+}
+
+std::optional<Dependency> dependencyNamed(llvm::StringRef Name) {
+  for (Dependency D : {Dependency::False, Dependency::True, Dependency::Intentional})
+    if (Name == dependencyName(D))
+      return D;
+  return std::nullopt;
+}
+
 // Argument 1 carries a tag and the class (bits 0-7); arguments 2.. the facts of
 // FindingFacts.def in order, as unsigned integers. The tag keeps a diagnostic with
 // integer arguments of its own (none of ours has one today) from being read as facts.

@@ -11,7 +11,7 @@
 #ifndef TORCH_SYNCFREE_FINDINGFACTS_H
 #define TORCH_SYNCFREE_FINDINGFACTS_H
 
-#include "UseClassifier.h"
+#include "Dependency.h"
 #include "clang/Basic/Diagnostic.h"
 #include "llvm/Support/JSON.h"
 #include <optional>

@@ -16,25 +16,6 @@ using namespace clang::ast_matchers;
 
 namespace torch_syncfree {
 
-const char *dependencyName(Dependency D) {
-  switch (D) {
-  case Dependency::False:
-    return "false";
-  case Dependency::True:
-    return "true";
-  case Dependency::Intentional:
-    return "intentional";
-  }
-  return "true";
-}
-
-std::optional<Dependency> dependencyNamed(llvm::StringRef Name) {
-  for (Dependency D : {Dependency::False, Dependency::True, Dependency::Intentional})
-    if (Name == dependencyName(D))
-      return D;
-  return std::nullopt;
-}
-
 static UseVerdict verdict(Dependency D, std::string Reason) {
   UseVerdict V;
   V.Kind = D;

@@ -4,28 +4,18 @@
 #ifndef TORCH_SYNCFREE_USECLASSIFIER_H
 #define TORCH_SYNCFREE_USECLASSIFIER_H
 
+#include "Dependency.h"
 #include "TranslationUnitAnalysis.h"
 #include "clang/AST/ASTContext.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/SmallVector.h"
 #include "clang/AST/Expr.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace torch_syncfree {
-
-enum class Dependency {
-  False,       ///< the CPU does not need the value: logging, metrics, unused
-  True,        ///< control flow, sizes, indices, host memory that is read
-  Intentional, ///< a deliberate barrier (timing, buffer lifetime)
-};
-
-/// "false", "true", "intentional": the JSON spelling.
-const char *dependencyName(Dependency D);
-/// The inverse of dependencyName (a serialized record, never a message).
-std::optional<Dependency> dependencyNamed(llvm::StringRef Name);
 
 struct UseVerdict {
   Dependency Kind = Dependency::True;
