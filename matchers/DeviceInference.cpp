@@ -72,8 +72,7 @@ static bool isNonConstRefParam(const FunctionDecl *FD, unsigned ArgIndex) {
 /// `std::tie(a, b, ...)` with \p D among its arguments: D's position there.
 static std::optional<unsigned> tiePosition(const Expr *E, const ValueDecl *D) {
   const auto *Call = dyn_cast_or_null<CallExpr>(ignoreWrappers(E));
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
-  if (!FD || !FD->isInStdNamespace() || FD->getName() != "tie")
+  if (!isStdTie(Call))
     return std::nullopt;
   for (unsigned I = 0; I < Call->getNumArgs(); ++I)
     if (const auto *Ref = dyn_cast<DeclRefExpr>(Call->getArg(I)->IgnoreParenImpCasts());

@@ -19,7 +19,7 @@ static const ValueDecl *namedVariable(const Expr *E) {
   return Ref->getDecl();
 }
 
-static bool isStdTie(const CallExpr *Call) {
+bool isStdTie(const CallExpr *Call) {
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   return FD && FD->isInStdNamespace() && FD->getDeclName().isIdentifier() && FD->getName() == "tie";
 }

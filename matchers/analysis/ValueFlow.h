@@ -48,6 +48,9 @@ struct ValueDefinition {
   std::optional<unsigned> Element;
 };
 
+/// Whether Call is `std::tie(...)` (nullptr: no).
+bool isStdTie(const clang::CallExpr *Call);
+
 /// The element of its decomposed initialiser that a structured binding names
 /// (`auto [a, b] = f();`: b is element 1).
 unsigned bindingIndex(const clang::BindingDecl *Binding);

@@ -3,6 +3,7 @@
 // expression under test by passing it to `probe(...)`.
 #include "ApiFacts.h"
 #include "DeviceInference.h"
+#include "MockParse.h"
 #include "TranslationUnitAnalysis.h"
 #include "UseClassifier.h"
 
@@ -20,30 +21,18 @@ namespace {
 class Parsed {
 public:
   explicit Parsed(llvm::StringRef Body)
-      : AST(tooling::buildASTFromCodeWithArgs(
-            ("#include <torch/torch.h>\n#include <cstdio>\n"
-             "void probe(const torch::Tensor &);\nvoid probe(float);\n" +
-             Body)
-                .str(),
-            {"-std=c++17", "-isystem", TORCH_SYNCFREE_MOCK_INCLUDE}, "input.cpp")) {
+      : AST(parseWithMockTorch("#include <torch/torch.h>\n#include <cstdio>\n"
+                               "void probe(const torch::Tensor &);\nvoid probe(float);\n",
+                               Body)) {
     if (AST)
       TU = std::make_unique<TranslationUnitAnalysis>(AST->getASTContext());
   }
-  bool ok() const { return AST && !AST->getDiagnostics().hasErrorOccurred(); }
+  bool ok() const { return parsedCleanly(AST); }
 
   /// The argument of the first call to probe().
   const Expr *probed() {
-    struct Finder : RecursiveASTVisitor<Finder> {
-      const Expr *Found = nullptr;
-      bool VisitCallExpr(CallExpr *Call) {
-        const FunctionDecl *FD = Call->getDirectCallee();
-        if (!Found && FD && FD->getName() == "probe" && Call->getNumArgs() == 1)
-          Found = Call->getArg(0)->IgnoreImpCasts();
-        return true;
-      }
-    } F;
-    F.TraverseAST(AST->getASTContext());
-    return F.Found;
+    std::vector<const Expr *> Probes = probeArguments(AST->getASTContext());
+    return Probes.empty() ? nullptr : Probes.front();
   }
   /// The first `item()` call.
   const Expr *firstItem() {

@@ -4,6 +4,7 @@
 // `probe(...)` calls, in source order.
 #include "analysis/ValueFlow.h"
 #include "DeviceInference.h"
+#include "MockParse.h"
 #include "PinnedMemory.h"
 #include "TensorFacts.h"
 #include "TranslationUnitAnalysis.h"
@@ -21,29 +22,16 @@ namespace {
 class Parsed {
 public:
   explicit Parsed(llvm::StringRef Body)
-      : AST(tooling::buildASTFromCodeWithArgs(
-            ("#include <torch/torch.h>\n#include <tuple>\n#include <vector>\n"
-             "void probe(const torch::Tensor &);\nvoid mayAssign(torch::Tensor &);\n"
-             "void onlyReads(const torch::Tensor &);\n" +
-             Body)
-                .str(),
-            {"-std=c++17", "-isystem", TORCH_SYNCFREE_MOCK_INCLUDE}, "input.cpp")) {
-    if (AST)
+      : AST(parseWithMockTorch("#include <torch/torch.h>\n#include <tuple>\n#include <vector>\n"
+                               "void probe(const torch::Tensor &);\nvoid mayAssign(torch::Tensor &);\n"
+                               "void onlyReads(const torch::Tensor &);\n",
+                               Body)) {
+    if (AST) {
       TU = std::make_unique<TranslationUnitAnalysis>(AST->getASTContext());
-    struct Finder : RecursiveASTVisitor<Finder> {
-      std::vector<const Expr *> Found;
-      bool VisitCallExpr(CallExpr *Call) {
-        const FunctionDecl *FD = Call->getDirectCallee();
-        if (FD && FD->getDeclName().isIdentifier() && FD->getName() == "probe" && Call->getNumArgs() == 1)
-          Found.push_back(Call->getArg(0)->IgnoreImpCasts());
-        return true;
-      }
-    } F;
-    if (AST)
-      F.TraverseAST(AST->getASTContext());
-    Probes = F.Found;
+      Probes = probeArguments(AST->getASTContext());
+    }
   }
-  bool ok() const { return AST && !AST->getDiagnostics().hasErrorOccurred(); }
+  bool ok() const { return parsedCleanly(AST); }
   TranslationUnitAnalysis &tu() { return *TU; }
 
   /// Probe I's argument, a variable read.
