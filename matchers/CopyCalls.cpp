@@ -1,5 +1,7 @@
 #include "CopyCalls.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 using namespace clang;
 

@@ -2,6 +2,8 @@
 #include "ApiFacts.h"
 #include "TorchApi.h"
 #include "analysis/ValueFlow.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 #include <cstdlib>
 
 #include "clang/AST/ParentMapContext.h"
@@ -62,13 +64,6 @@ static const Stmt *owningBody(const VarDecl *VD) {
   return nullptr;
 }
 
-static bool isNonConstRefParam(const FunctionDecl *FD, unsigned ArgIndex) {
-  if (!FD || ArgIndex >= FD->getNumParams())
-    return false;
-  QualType T = FD->getParamDecl(ArgIndex)->getType();
-  return T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
-}
-
 /// `std::tie(a, b, ...)` with \p D among its arguments: D's position there.
 static std::optional<unsigned> tiePosition(const Expr *E, const ValueDecl *D) {
   const auto *Call = dyn_cast_or_null<CallExpr>(ignoreWrappers(E));
@@ -90,12 +85,7 @@ bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
     return false;
   bool Accessor = false;
   for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), VD)) {
-    DynTypedNodeList Parents = Ctx.getParents(*Ref);
-    const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
-    while (Parent && isa<ImplicitCastExpr, ParenExpr>(Parent)) {
-      DynTypedNodeList Up = Ctx.getParents(*Parent);
-      Parent = Up.empty() ? nullptr : Up[0].get<Stmt>();
-    }
+    const Stmt *Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Ref).get<Stmt>();
     if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 && Op->getArg(0)->IgnoreImpCasts() == Ref)
       return false; // reassigned: the accessor says where it was at that point only
@@ -126,7 +116,7 @@ std::optional<Placement> DeviceOracle::reachingPlacement(const ValueDecl *D, boo
   DefinitionFixpoint<Placement> &Facts = AsDevice ? DeviceDefinitions : TensorDefinitions;
   for (unsigned Index : Reaching->Definitions) {
     const ValueDefinition &Definition = Flow->definitions()[Index];
-    if (Definition.How == ValueDefinition::Kind::Escaped) {
+    if (Definition.isOpaque()) {
       Escapes = true;
       continue;
     }
@@ -225,8 +215,7 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
       }
       const FunctionDecl *FD = Call->getDirectCallee();
       for (unsigned I = 0; I < Call->getNumArgs(); ++I)
-        if (ignoreWrappers(Call->getArg(I)) == Ref &&
-            (!FD || isNonConstRefParam(FD, I)) && !isInTorchNamespace(FD))
+        if (ignoreWrappers(Call->getArg(I)) == Ref && argumentMayBeModified(FD, I) && !isInTorchNamespace(FD))
           Result = join(Result, std::optional<Placement>(Placement::Unknown));
     }
   }
@@ -546,17 +535,12 @@ static bool isStdMove(const CallExpr *Call) {
 /// Whether \p S is (or is inside) the left side of an assignment: the value
 /// written there is then the assignment's right side, returned here.
 static const Expr *assignedValue(ASTContext &Ctx, const Expr *Target) {
-  DynTypedNodeList Parents = Ctx.getParents(*Target);
-  while (!Parents.empty() && Parents[0].get<Expr>() &&
-         isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr>(Parents[0].get<Expr>()))
-    Parents = Ctx.getParents(Parents[0]);
-  if (Parents.empty())
-    return nullptr;
-  if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>())
+  DynTypedNode Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr>(Ctx, Target);
+  if (const auto *Op = Parent.get<CXXOperatorCallExpr>())
     if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
         ignoreWrappers(Op->getArg(0)) == ignoreWrappers(Target))
       return Op->getArg(1);
-  if (const auto *BO = Parents[0].get<BinaryOperator>())
+  if (const auto *BO = Parent.get<BinaryOperator>())
     if (BO->getOpcode() == BO_Assign && ignoreWrappers(BO->getLHS()) == ignoreWrappers(Target))
       return BO->getRHS();
   return nullptr;
@@ -565,15 +549,10 @@ static const Expr *assignedValue(ASTContext &Ctx, const Expr *Target) {
 /// Whether \p Target may be changed behind the analysis's back: its address is
 /// taken, or it is passed by non-const reference to a function outside LibTorch.
 static bool escapes(ASTContext &Ctx, const Expr *Target) {
-  DynTypedNodeList Parents = Ctx.getParents(*Target);
-  while (!Parents.empty() && Parents[0].get<Expr>() &&
-         isa<ImplicitCastExpr, ParenExpr>(Parents[0].get<Expr>()))
-    Parents = Ctx.getParents(Parents[0]);
-  if (Parents.empty())
-    return false;
-  if (const auto *UO = Parents[0].get<UnaryOperator>())
+  DynTypedNode Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Target);
+  if (const auto *UO = Parent.get<UnaryOperator>())
     return UO->getOpcode() == UO_AddrOf;
-  const auto *Call = Parents[0].get<CallExpr>();
+  const auto *Call = Parent.get<CallExpr>();
   if (!Call || isa<CXXOperatorCallExpr>(Call))
     return false;
   const FunctionDecl *FD = Call->getDirectCallee();
@@ -585,8 +564,7 @@ static bool escapes(ASTContext &Ctx, const Expr *Target) {
                                  FD->getName()))))
     return false;
   for (unsigned I = 0; I < Call->getNumArgs(); ++I)
-    if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Target) &&
-        (!FD || isNonConstRefParam(FD, I)))
+    if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Target) && argumentMayBeModified(FD, I))
       return true;
   return false;
 }
@@ -694,13 +672,7 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
   // The expression \p E is an operand of, past implicit casts (`fresh->parameters()`
   // converts the LinearImpl * to the Module * that declares parameters()).
   auto User = [&](const Expr *E) -> const Expr * {
-    DynTypedNodeList Up = Ctx.getParents(*E);
-    const Expr *Parent = Up.empty() ? nullptr : Up[0].get<Expr>();
-    while (Parent && isa<ImplicitCastExpr, ParenExpr>(Parent)) {
-      Up = Ctx.getParents(*Parent);
-      Parent = Up.empty() ? nullptr : Up[0].get<Expr>();
-    }
-    return Parent;
+    return ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, E).get<Expr>();
   };
   for (const DeclRefExpr *Use : TU.referencesTo(*Body, VD)) {
     const Expr *Accessed = User(Use);
@@ -901,17 +873,12 @@ std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
     Access = Subscript;
   } else if (const auto *Range = Parents[0].get<VarDecl>()) {
     // `for (auto &t : v) t = ...;` writes the elements through the loop variable.
-    DynTypedNodeList Up = Ctx.getParents(*Range);
-    if (!Up.empty())
-      Up = Ctx.getParents(Up[0]);
-    if (!Up.empty())
-      if (const auto *Loop = Up[0].get<CXXForRangeStmt>()) {
-        const VarDecl *LoopVar = Loop->getLoopVariable();
-        QualType T = LoopVar->getType();
-        if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
-          for (const DeclRefExpr *Write : TU.referencesTo(*Loop->getBody(), LoopVar))
-            Result = join(Result, storedPlacement(Write));
-      }
+    if (const CXXForRangeStmt *Loop = rangeForDeclaring(Ctx, Range)) {
+      const VarDecl *LoopVar = Loop->getLoopVariable();
+      if (isMutableReference(LoopVar->getType()))
+        for (const DeclRefExpr *Write : TU.referencesTo(*Loop->getBody(), LoopVar))
+          Result = join(Result, storedPlacement(Write));
+    }
   }
   if (Access)
     Result = join(Result, storedPlacement(Access));

@@ -2,6 +2,8 @@
 #include "ApiFacts.h"
 #include "TorchApi.h"
 #include "analysis/ValueFlow.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -111,20 +113,6 @@ static std::optional<std::vector<const Expr *>> storageUses(TranslationUnitAnaly
   return std::vector<const Expr *>(Refs.begin(), Refs.end());
 }
 
-/// The function whose body holds \p S, or nullptr inside a lambda (its body
-/// runs whenever the lambda is called).
-static const FunctionDecl *enclosingFunction(ASTContext &Ctx, const Stmt *S) {
-  DynTypedNodeList Parents = Ctx.getParents(*S);
-  while (!Parents.empty()) {
-    if (Parents[0].get<LambdaExpr>())
-      return nullptr;
-    if (const auto *FD = Parents[0].get<FunctionDecl>())
-      return FD;
-    Parents = Ctx.getParents(Parents[0]);
-  }
-  return nullptr;
-}
-
 /// Whether \p S is in a constructor of \p Field's class: a store there happens
 /// before any method of the object runs.
 static bool inConstructorOf(ASTContext &Ctx, const Stmt *S, const FieldDecl *Field) {
@@ -146,11 +134,7 @@ static const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
       Container = MC->getImplicitObjectArgument();
   } else if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E)) {
     const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
-    DynTypedNodeList Parents = VD ? Ctx.getParents(*VD) : DynTypedNodeList(DynTypedNode());
-    const auto *DS = VD && !Parents.empty() ? Parents[0].get<DeclStmt>() : nullptr;
-    DynTypedNodeList Up = DS ? Ctx.getParents(*DS) : DynTypedNodeList(DynTypedNode());
-    if (const auto *Range = DS && !Up.empty() ? Up[0].get<CXXForRangeStmt>() : nullptr;
-        Range && Range->getLoopVariable() == VD)
+    if (const CXXForRangeStmt *Range = rangeForDeclaring(Ctx, VD); Range && Range->getLoopVariable() == VD)
       Container = Range->getRangeInit();
   }
   const ValueDecl *Storage = Container ? storageOf(Ctx, Container) : nullptr;
@@ -273,17 +257,13 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
     // place writes the container.
     const CXXForRangeStmt *Range = nullptr;
     if (const VarDecl *RangeVar = initialisedVariable(Ctx, Use); RangeVar && RangeVar->isImplicit()) {
-      DynTypedNodeList Up = Ctx.getParents(*RangeVar);
-      const auto *DS = Up.empty() ? nullptr : Up[0].get<DeclStmt>();
-      Up = DS ? Ctx.getParents(*DS) : Up;
-      Range = DS && !Up.empty() ? Up[0].get<CXXForRangeStmt>() : nullptr;
-      if (Range && Range->getRangeStmt() != DS)
+      Range = rangeForDeclaring(Ctx, RangeVar);
+      if (Range && Range->getLoopVariable() == RangeVar)
         Range = nullptr;
     }
     if (Range) {
       const VarDecl *Element = Range->getLoopVariable();
-      if (Element->getType()->isReferenceType() &&
-          !Element->getType().getNonReferenceType().isConstQualified())
+      if (isMutableReference(Element->getType()))
         for (const DeclRefExpr *ElementUse : TU.referencesTo(*Range->getBody(), Element)) {
           const Stmt *User = consumerOf(Ctx, ElementUse);
           if (const auto *Method = dyn_cast_or_null<CXXMemberCallExpr>(User);
@@ -338,7 +318,7 @@ static Pinning variablePinning(PinningQuery &Q, const DeclRefExpr *Read, unsigne
   for (unsigned Index : Reaching->Definitions) {
     const ValueDefinition &Definition = Flow->definitions()[Index];
     // Passed to code that may assign it (std::swap, a loader of the program's own).
-    if (Definition.How == ValueDefinition::Kind::Escaped || Definition.Element)
+    if (Definition.isOpaque() || Definition.Element)
       return Pinning::Unknown;
     if (!Definition.Value)
       continue;
@@ -530,18 +510,6 @@ static std::optional<PinEdit> pinStoredValue(TranslationUnitAnalysis &TU, const 
                    cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Subscript &&
                    cast<CXXOperatorCallExpr>(Value)->getOperator() != OO_Call);
   return PinEdit{Range, pinnedText(Text, Postfix, TargetIsGpu)};
-}
-
-/// The outermost function around \p S (through lambdas and local classes).
-static const FunctionDecl *outermostFunction(ASTContext &Ctx, const Stmt *S) {
-  const FunctionDecl *Outermost = nullptr;
-  DynTypedNodeList Parents = Ctx.getParents(*S);
-  while (!Parents.empty()) {
-    if (const auto *FD = Parents[0].get<FunctionDecl>())
-      Outermost = FD;
-    Parents = Ctx.getParents(Parents[0]);
-  }
-  return Outermost;
 }
 
 /// Whether the stores of a field happen once per object, before the copy

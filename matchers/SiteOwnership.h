@@ -1,41 +1,77 @@
 //===- SiteOwnership.h - Which check reports a sync site -------*- C++ -*-===//
 //
-// One finding per sync site: where a specific check reports a site with a
-// better remedy than the general one (a read only logged, a read summed into a
-// host metric), the general check leaves it. The site predicates live here, in
-// the engine, so that checks ask the engine and never each other's classes;
-// the precedence is specificOwnerOfRead's.
+// One finding per sync site. Where a specific check reports a site with a
+// better remedy than the general one (a read summed into a host metric, reads
+// coalesced into one copy, a read only logged), the general check leaves it.
+// Which check that is is data: Checks.def lists, per kind of site, the checks
+// that may report it, most specific first (TORCH_SYNC_SITE_OWNER). Each check
+// answers for itself whether it reports a site (SiteClaimant::claimsSite); the
+// engine asks the enabled ones in that order, once per site and TU
+// (TranslationUnitAnalysis::ownerOfSite). Checks ask the engine who owns a
+// site and never each other, and the answer does not depend on the order in
+// which MatchFinder visits the checks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TORCH_SYNCFREE_SITEOWNERSHIP_H
 #define TORCH_SYNCFREE_SITEOWNERSHIP_H
 
-#include "TranslationUnitAnalysis.h"
-#include "UseClassifier.h"
-
 #include "clang/AST/Expr.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/ArrayRef.h"
 
+#include <array>
 #include <optional>
 
 namespace torch_syncfree {
 
-/// torch-sync-deferred-log's site: \p Read (an item() call, its use
-/// classified as \p Use) is read every iteration of a loop only to be logged,
-/// outside any log interval.
-bool isDeferredLogSite(TranslationUnitAnalysis &TU, const clang::Expr *Read, const UseVerdict &Use);
+class TranslationUnitAnalysis;
 
-/// torch-sync-deferred-accumulate's site: \p Read (an item() or
-/// clip_grad_norm_ call) is the summand of a discarded `local += ...` in a
-/// loop, the local declared before the loop.
-bool isDeferredAccumulateSite(TranslationUnitAnalysis &TU, const clang::Expr *Read);
+/// Every check of Checks.def, by class.
+enum class CheckId {
+#define TORCH_SYNC_CHECK(Class, Name, Summary, Level) Class,
+#include "Checks.def"
+};
+inline constexpr unsigned NumCheckIds = 0
+#define TORCH_SYNC_CHECK(Class, Name, Summary, Level) +1
+#include "Checks.def"
+    ;
 
-/// The check, more specific than torch-sync-item, that reports the item()
-/// read \p Read among those \p IsEnabled; nullopt when torch-sync-item does.
-std::optional<llvm::StringRef> specificOwnerOfRead(TranslationUnitAnalysis &TU, const clang::CallExpr *Read,
-                                                   const UseVerdict &Use,
-                                                   llvm::function_ref<bool(llvm::StringRef)> IsEnabled);
+/// The sync sites more than one check reports.
+enum class SyncSiteKind {
+  ItemRead,     ///< `t.item<T>()` (a member call)
+  GradNormCall, ///< `clip_grad_norm_(...)`
+};
+
+/// The kind of sync site \p Site is, if it is one several checks report.
+std::optional<SyncSiteKind> syncSiteKindOf(const clang::Expr *Site);
+
+/// The checks that may report a site of \p Kind, most specific first
+/// (Checks.def's TORCH_SYNC_SITE_OWNER lines).
+llvm::ArrayRef<CheckId> sitePrecedence(SyncSiteKind Kind);
+
+/// A check that reports sites of a kind listed in Checks.def.
+class SiteClaimant {
+public:
+  virtual ~SiteClaimant() = default;
+  /// Whether this check reports \p Site, when no check ranked above it does.
+  /// It may ask TranslationUnitAnalysis::isSiteClaimedAbove about sites
+  /// (its own rank as the bound), never ownerOfSite.
+  virtual bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) = 0;
+};
+
+/// The checks one factory set made (clang-tidy makes the enabled ones only):
+/// who can claim a site. A check enrolls when made and withdraws when destroyed.
+class SiteClaimants {
+public:
+  void enroll(CheckId Id, SiteClaimant *Check) { Checks[static_cast<unsigned>(Id)] = Check; }
+  void withdraw(CheckId Id, const SiteClaimant *Check) {
+    if (Checks[static_cast<unsigned>(Id)] == Check)
+      Checks[static_cast<unsigned>(Id)] = nullptr;
+  }
+  SiteClaimant *claimant(CheckId Id) const { return Checks[static_cast<unsigned>(Id)]; }
+
+private:
+  std::array<SiteClaimant *, NumCheckIds> Checks{};
+};
 
 } // namespace torch_syncfree
 

@@ -1,6 +1,8 @@
 #include "SyncCalls.h"
 #include "ApiFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ExprCXX.h"
 

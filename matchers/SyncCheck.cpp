@@ -3,6 +3,8 @@
 
 #include "FindingFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -75,6 +77,26 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "ReportIntervalReads", ReportIntervalReads);
   Options.store(Opts, "RewriteDespiteWaits", RewriteDespiteWaits);
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
+}
+
+SyncCheck::~SyncCheck() {
+  if (Identity)
+    Hub->claimants().withdraw(*Identity, this);
+}
+
+void SyncCheck::identifyAs(CheckId CheckIdentity) {
+  if (Identity)
+    Hub->claimants().withdraw(*Identity, this);
+  Identity = CheckIdentity;
+  Hub->claimants().enroll(*Identity, this);
+}
+
+void SyncCheck::shareAnalysesThrough(std::shared_ptr<AnalysisHub> Shared) {
+  if (Identity) {
+    Hub->claimants().withdraw(*Identity, this);
+    Shared->claimants().enroll(*Identity, this);
+  }
+  Hub = std::move(Shared);
 }
 
 void SyncCheck::onStartOfTranslationUnit() { Hub->startTranslationUnit(); }

@@ -33,10 +33,13 @@ std::string formatMessage(const Finding &F);
 /// "a GPU tensor" / "a tensor that may be on the GPU".
 std::string tensorPhrase(Placement P);
 
-class SyncCheck : public clang::tidy::ClangTidyCheck {
+class SyncCheck : public clang::tidy::ClangTidyCheck, public SiteClaimant {
 public:
   /// \p FixByDefault: the `Fix` option's default (a check whose fix is opt-in passes false).
   SyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context, bool FixByDefault = true);
+  ~SyncCheck() override;
+  SyncCheck(const SyncCheck &) = delete;
+  SyncCheck &operator=(const SyncCheck &) = delete;
   bool fixesEnabled() const { return FixesEnabled; }
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
   bool isLanguageVersionSupported(const clang::LangOptions &LangOpts) const override {
@@ -45,7 +48,13 @@ public:
   void onStartOfTranslationUnit() override;
   /// The checks of one factory set share one hub, hence one analysis per TU
   /// (TorchSyncModule); a check made alone has a hub of its own.
-  void shareAnalysesThrough(std::shared_ptr<AnalysisHub> Shared) { Hub = std::move(Shared); }
+  void shareAnalysesThrough(std::shared_ptr<AnalysisHub> Shared);
+  /// Which line of Checks.def this check is (set by its factory): the hub's
+  /// checks claim sync sites under it.
+  void identifyAs(CheckId CheckIdentity);
+  /// By default a check listed for a kind of site in Checks.def reports every
+  /// site of that kind that no check ranked above it claims.
+  bool claimsSite(SyncSiteKind, TranslationUnitAnalysis &, const clang::Expr *) override { return true; }
 
 protected:
   /// With OnlyDefiniteGPU, only tensors known to be on the GPU are reported;
@@ -62,6 +71,16 @@ protected:
   AnalysisHub *hub() const { return Hub.get(); }
   DeviceOracle &oracle(clang::ASTContext &Ctx);
   UseClassifier &classifier(clang::ASTContext &Ctx);
+
+  /// Whether this check reports the sync site \p Site (Checks.def's
+  /// precedence and the checks' claims; SiteOwnership.h).
+  bool ownsSite(clang::ASTContext &Ctx, const clang::Expr *Site) {
+    return Identity && analysis(Ctx).ownerOfSite(Site) == Identity;
+  }
+  /// Whether a check ranked above this one for \p Site's kind reports it.
+  bool isSiteClaimedAbove(clang::ASTContext &Ctx, const clang::Expr *Site) {
+    return Identity && analysis(Ctx).isSiteClaimedAbove(Site, *Identity);
+  }
 
   /// Emits the finding at \p Loc with the fix-its (possibly none).
   void report(clang::SourceLocation Loc, const Finding &F,
@@ -118,6 +137,7 @@ protected:
 
 private:
   std::shared_ptr<AnalysisHub> Hub;
+  std::optional<CheckId> Identity;
   clang::tidy::ClangTidyContext *TidyContext;
   bool OnlyDefiniteGPU;
   /// `ReportIntervalReads` (default false): report false dependencies read
@@ -134,7 +154,9 @@ private:
 /// Checks.def, its test, its docs page).
 #define TORCH_SYNC_CHECK_FACTORY(Class)                                                                      \
   std::unique_ptr<SyncCheck> make##Class(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context) {     \
-    return std::make_unique<Class>(Name, Context);                                                           \
+    auto Check = std::make_unique<Class>(Name, Context);                                                     \
+    Check->identifyAs(CheckId::Class);                                                                       \
+    return Check;                                                                                            \
   }
 
 } // namespace torch_syncfree

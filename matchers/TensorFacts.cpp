@@ -3,6 +3,8 @@
 #include "TorchApi.h"
 #include "TranslationUnitAnalysis.h"
 #include "analysis/ValueFlow.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -65,7 +67,7 @@ static ElementKind variableKind(KindQuery &Q, const DeclRefExpr *Read) {
     if (Definition.How == ValueDefinition::Kind::Assigned && Definition.Value && !Definition.Element &&
         Construct && Construct->getNumArgs() == 0)
       continue; // `Tensor t;`: undefined until assigned
-    if (Definition.How == ValueDefinition::Kind::Escaped || !Definition.Value || Definition.Element)
+    if (Definition.isOpaque() || !Definition.Value || Definition.Element)
       return ElementKind::Unknown;
     std::optional<ElementKind> Kind = Q.Definitions.factOf(
         Definition, [&](const ValueDefinition &Def) { return std::optional(kindOf(Q, Def.Value)); },

@@ -5,6 +5,8 @@
 #include "TorchApi.h"
 #include "UseClassifier.h"
 #include "analysis/ValueFlow.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -16,7 +18,8 @@
 using namespace clang;
 
 namespace torch_syncfree {
-TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Ctx) : Ctx(Ctx) {}
+TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Ctx, const SiteClaimants *Claimants)
+    : Ctx(Ctx), Claimants(Claimants) {}
 TranslationUnitAnalysis::~TranslationUnitAnalysis() = default;
 
 DeviceOracle &TranslationUnitAnalysis::oracle() {
@@ -32,6 +35,86 @@ const FunctionValueFlow *TranslationUnitAnalysis::valueFlow(const FunctionDecl *
   if (Inserted)
     Slot->second = FunctionValueFlow::build(FD, Ctx);
   return Slot->second.get();
+}
+
+bool TranslationUnitAnalysis::claims(CheckId Id, SyncSiteKind Kind, const Expr *Site) {
+  SiteClaimant *Check = Claimants ? Claimants->claimant(Id) : nullptr;
+  if (!Check)
+    return false; // not enabled
+  auto Key = std::make_pair(Site, static_cast<unsigned>(Id));
+  if (auto It = Claims.find(Key); It != Claims.end())
+    return It->second;
+  Claims[Key] = false; // asked again while answering: refused
+  bool Claimed = Check->claimsSite(Kind, *this, Site);
+  Claims[Key] = Claimed;
+  return Claimed;
+}
+
+std::optional<CheckId> TranslationUnitAnalysis::ownerOfSite(const Expr *Site) {
+  std::optional<SyncSiteKind> Kind = syncSiteKindOf(Site);
+  if (!Kind)
+    return std::nullopt;
+  for (CheckId Id : sitePrecedence(*Kind))
+    if (claims(Id, *Kind, Site))
+      return Id;
+  return std::nullopt;
+}
+
+bool TranslationUnitAnalysis::isSiteClaimedAbove(const Expr *Site, CheckId Rank) {
+  std::optional<SyncSiteKind> Kind = syncSiteKindOf(Site);
+  if (!Kind)
+    return false;
+  for (CheckId Id : sitePrecedence(*Kind)) {
+    if (Id == Rank)
+      return false;
+    if (claims(Id, *Kind, Site))
+      return true;
+  }
+  return false;
+}
+
+const Stmt *TranslationUnitAnalysis::enclosingLoop(const Stmt *S) {
+  // Memoised per TU: every site asks, and a walk to the function per site
+  // is quadratic on long expressions.
+  // `do { ... } while (0)` (a statement macro's body) is not a loop.
+  auto IsLoop = [](const Stmt *X) {
+    if (const auto *Do = dyn_cast<DoStmt>(X)) {
+      const Expr *Cond = Do->getCond()->IgnoreParenImpCasts();
+      if (const auto *Int = dyn_cast<IntegerLiteral>(Cond))
+        return Int->getValue() != 0;
+      if (const auto *Bool = dyn_cast<CXXBoolLiteralExpr>(Cond))
+        return Bool->getValue();
+      return true;
+    }
+    return isa<ForStmt, WhileStmt, CXXForRangeStmt>(X);
+  };
+  if (auto It = LoopMemo.find(S); It != LoopMemo.end())
+    return It->second;
+  llvm::SmallVector<const Stmt *, 16> Path{S};
+  const Stmt *Answer = nullptr;
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      break;
+    Node = Parents[0];
+    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
+      break;
+    if (const auto *Ancestor = Node.get<Stmt>()) {
+      if (IsLoop(Ancestor)) {
+        Answer = Ancestor;
+        break;
+      }
+      if (auto It = LoopMemo.find(Ancestor); It != LoopMemo.end()) {
+        Answer = It->second;
+        break;
+      }
+      Path.push_back(Ancestor);
+    }
+  }
+  for (const Stmt *P : Path)
+    LoopMemo[P] = Answer;
+  return Answer;
 }
 
 UseClassifier &TranslationUnitAnalysis::classifier(const ClassifierOptions &Options) {

@@ -8,6 +8,8 @@
 #ifndef TORCH_SYNCFREE_TRANSLATIONUNITANALYSIS_H
 #define TORCH_SYNCFREE_TRANSLATIONUNITANALYSIS_H
 
+#include "SiteOwnership.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
@@ -31,7 +33,9 @@ struct ClassifierOptions;
 
 class TranslationUnitAnalysis {
 public:
-  explicit TranslationUnitAnalysis(clang::ASTContext &Ctx);
+  /// \p Claimants: the checks that may own sync sites (none: ownerOfSite
+  /// answers nullopt).
+  explicit TranslationUnitAnalysis(clang::ASTContext &Ctx, const SiteClaimants *Claimants = nullptr);
   ~TranslationUnitAnalysis();
   TranslationUnitAnalysis(const TranslationUnitAnalysis &) = delete;
   TranslationUnitAnalysis &operator=(const TranslationUnitAnalysis &) = delete;
@@ -70,11 +74,14 @@ public:
   bool callersAllVisible(const clang::FunctionDecl *FD);
   /// The calls of FD spelled in the main file, in source order.
   llvm::ArrayRef<const clang::CallExpr *> callsOf(const clang::FunctionDecl *FD);
-  /// Reads a fix of one check takes over (the item() calls of a coalesced run):
-  /// other checks do not report them again. Checks that mark run before those
-  /// that ask on the same site (the matcher visits a block before its statements).
-  void markReadTakenOver(const clang::Expr *Read) { TakenOver.insert(Read); }
-  bool isReadTakenOver(const clang::Expr *Read) const { return TakenOver.contains(Read); }
+  /// The check that reports the sync site \p Site (SiteOwnership.h): the
+  /// first enabled check in Checks.def's precedence for its kind that claims
+  /// it; nullopt when none does or \p Site is no such site. Each check's
+  /// claim is asked once per site.
+  std::optional<CheckId> ownerOfSite(const clang::Expr *Site);
+  /// Whether an enabled check ranked above \p Rank for \p Site's kind claims it
+  /// (for a claim that depends on other sites' owners).
+  bool isSiteClaimedAbove(const clang::Expr *Site, CheckId Rank);
   /// A name a fix declares, claimed so that no other fix of this run declares
   /// it again in \p Scope (a function, or nullptr for the file: the device
   /// clipping helper). True for the first fix that asks.
@@ -105,7 +112,11 @@ private:
   llvm::DenseMap<const clang::Stmt *, bool> OutsideAnalysedCode;
   llvm::DenseMap<const clang::FunctionDecl *, const clang::FunctionDecl *> Representatives;
   llvm::DenseMap<const clang::FunctionDecl *, std::vector<const clang::CallExpr *>> CallsOf;
-  llvm::DenseSet<const clang::Expr *> TakenOver;
+  const SiteClaimants *Claimants;
+  /// Each check's answer per site; absent while it is being asked (a claim
+  /// that depends on itself is refused).
+  llvm::DenseMap<std::pair<const clang::Expr *, unsigned>, bool> Claims;
+  bool claims(CheckId Id, SyncSiteKind Kind, const clang::Expr *Site);
   llvm::DenseMap<const clang::CompoundStmt *, llvm::DenseSet<const clang::Stmt *>> DeadRanges;
   std::optional<bool> ProgramTU;
 };
@@ -118,14 +129,17 @@ public:
   /// The analysis of Ctx's TU, made on first use.
   TranslationUnitAnalysis &analysis(clang::ASTContext &Ctx) {
     if (!Current || &Current->context() != &Ctx)
-      Current = std::make_unique<TranslationUnitAnalysis>(Ctx);
+      Current = std::make_unique<TranslationUnitAnalysis>(Ctx, &Claimants);
     return *Current;
   }
+  /// The checks of this hub that may own sync sites.
+  SiteClaimants &claimants() { return Claimants; }
   /// Called as each TU starts (before any matching): a new ASTContext may
   /// reuse the address of the last one.
   void startTranslationUnit() { Current.reset(); }
 
 private:
+  SiteClaimants Claimants;
   std::unique_ptr<TranslationUnitAnalysis> Current;
 };
 

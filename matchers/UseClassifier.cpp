@@ -1,7 +1,9 @@
 #include "UseClassifier.h"
-#include "TorchApi.h"
-#include "SyncCalls.h"
 #include "DeviceInference.h"
+#include "SyncCalls.h"
+#include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 #include <functional>
 
 #include "clang/AST/ParentMapContext.h"
@@ -149,12 +151,9 @@ std::optional<UseVerdict> UseClassifier::unseenMetricSink(const CallExpr *Call, 
       Param = FD->getParamDecl(I - Offset);
   if (!Param)
     return std::nullopt;
-  QualType T = Param->getType();
-  if (T->isReferenceType()) {
-    if (!T.getNonReferenceType().isConstQualified())
-      return std::nullopt;
-    T = T.getNonReferenceType();
-  }
+  if (isMutableReference(Param->getType()))
+    return std::nullopt;
+  QualType T = Param->getType().getNonReferenceType();
   if (!T->isArithmeticType() || T->isBooleanType())
     return std::nullopt;
   static const llvm::StringSet<> SinkWords = {
@@ -336,15 +335,9 @@ static bool startsWithin(const SourceManager &SM, const Stmt *Inner, const Stmt 
 UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
   UseVerdict Unknown = verdict(Dependency::True, "the value is returned to the caller");
   // The function the return belongs to (a lambda's callers are not followed).
-  DynTypedNode Node = DynTypedNode::create(*Return);
-  const FunctionDecl *FD = nullptr;
-  for (unsigned Steps = 0; Steps < 10000 && !FD; ++Steps) {
-    DynTypedNodeList Parents = Ctx.getParents(Node);
-    if (Parents.empty() || Parents[0].get<LambdaExpr>())
-      return Unknown;
-    Node = Parents[0];
-    FD = Node.get<FunctionDecl>();
-  }
+  const FunctionDecl *FD = enclosingFunction(Ctx, Return);
+  if (!FD)
+    return Unknown;
   // Callers elsewhere cannot be seen: follow only a program's own functions.
   if (!FD || Depth > 4 || !TU.callersAllVisible(FD))
     return Unknown;
@@ -386,21 +379,13 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
   for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), Container)) {
     if (startsWithin(SM, Ref, Writer))
       continue;
-    DynTypedNodeList Parents = Ctx.getParents(*Ref);
-    const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    DynTypedNode ParentNode = firstParent(Ctx, DynTypedNode::create(*Ref));
+    const Stmt *Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Ref).get<Stmt>();
     // `for (x : c)` binds `auto &&__range = c;`: the loop is the consumer.
-    if (const auto *Range = Parents.empty() ? nullptr : Parents[0].get<VarDecl>()) {
-      DynTypedNodeList Up = Ctx.getParents(*Range);
-      const auto *Declaration = Up.empty() ? nullptr : Up[0].get<DeclStmt>();
-      DynTypedNodeList Loops = Declaration ? Ctx.getParents(*Declaration) : DynTypedNodeList(Up);
-      const auto *Loop = Declaration && !Loops.empty() ? Loops[0].get<CXXForRangeStmt>() : nullptr;
-      if (Loop && Loop->getRangeStmt() == Declaration)
+    if (const auto *Range = ParentNode.get<VarDecl>())
+      if (const CXXForRangeStmt *Loop = rangeForDeclaring(Ctx, Range);
+          Loop && Loop->getLoopVariable() != Range)
         Parent = Loop;
-    }
-    while (Parent && isa<ImplicitCastExpr, ParenExpr>(Parent)) {
-      DynTypedNodeList Up = Ctx.getParents(*Parent);
-      Parent = Up.empty() ? nullptr : Up[0].get<Stmt>();
-    }
     // Other writes: `c[k] = ...`, `c.push_back(...)`, `c.clear()`.
     if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent)) {
       StringRef Method = Member->getMemberDecl()->getName();

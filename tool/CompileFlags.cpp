@@ -1,6 +1,7 @@
 #include "CompileFlags.h"
 
 #include "JsonLimits.h"
+#include "utils/Directives.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -75,19 +76,9 @@ std::string findIncludingFile(StringRef Header, const std::vector<std::string> &
     auto Buffer = MemoryBuffer::getFile(Candidate);
     if (!Buffer)
       continue;
-    for (StringRef Line : llvm::split((*Buffer)->getBuffer(), '\n')) {
-      Line = Line.ltrim();
-      if (!Line.consume_front("#"))
-        continue;
-      Line = Line.ltrim();
-      if (!Line.consume_front("include"))
-        continue;
-      Line = Line.ltrim();
-      if (Line.empty() || (Line[0] != '"' && Line[0] != '<'))
-        continue;
-      char Close = Line[0] == '"' ? '"' : '>';
-      StringRef Named = Line.drop_front().split(Close).first;
-      if (Named.empty())
+    for (const SourceDirective &D : scanDirectives((*Buffer)->getBuffer())) {
+      StringRef Named = D.Header;
+      if (D.Kind != SourceDirective::Include || Named.empty())
         continue;
       // "util.h" matches /repo/include/util.h; "a/util.h" needs the a/.
       SmallString<256> Suffix("/");

@@ -1,6 +1,8 @@
 #include "analysis/ValueFlow.h"
 
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Analysis/Analyses/PostOrderCFGView.h"
@@ -85,12 +87,8 @@ static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefiniti
     const ValueDecl *Target = namedVariable(Call->getArg(I));
     if (!Target)
       continue;
-    bool MayAssign = !FD;
-    if (FD && I < FD->getNumParams()) {
-      QualType T = FD->getParamDecl(I)->getType();
-      MayAssign = T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
-    }
-    if (MayAssign && llvm::none_of(Out, [&](const ValueDefinition &D) { return D.Variable == Target; }))
+    if (argumentMayBeModified(FD, I) &&
+        llvm::none_of(Out, [&](const ValueDefinition &D) { return D.Variable == Target; }))
       Out.push_back({Kind::Escaped, Target, S, nullptr, std::nullopt});
   }
 }
@@ -116,12 +114,55 @@ std::unique_ptr<FunctionValueFlow> FunctionValueFlow::build(const FunctionDecl *
           Flow->Definitions.push_back(Definition);
         }
       }
+  Flow->findAliases();
   for (const ValueDefinition &Definition : Flow->Definitions)
     if (Flow->EntryBit.try_emplace(Definition.Variable, Flow->Definitions.size() + Flow->EntryVariable.size())
             .second)
       Flow->EntryVariable.push_back(Definition.Variable);
   Flow->solve();
   return Flow;
+}
+
+void FunctionValueFlow::findAliases() {
+  using Kind = ValueDefinition::Kind;
+  auto Alias = [&](const ValueDecl *Variable, const Stmt *Site) {
+    if (AliasDefinition.try_emplace(Variable, Definitions.size()).second)
+      Definitions.push_back({Kind::Aliased, Variable, Site, nullptr, std::nullopt});
+  };
+  // `T &r = x;` and `&x`: the reference or pointer may write x anywhere later.
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && isa<VarDecl, BindingDecl>(Ref->getDecl())) {
+      DynTypedNode Parent = ancestorSkipping<ParenExpr>(Ctx, Ref);
+      if (const auto *Bound = Parent.get<VarDecl>(); Bound && isMutableReference(Bound->getType()) &&
+                                                     Bound->getInit() &&
+                                                     Bound->getInit()->IgnoreParens() == Ref)
+        Alias(Ref->getDecl(), Ref);
+      if (const auto *Address = Parent.get<UnaryOperator>(); Address && Address->getOpcode() == UO_AddrOf)
+        Alias(Ref->getDecl(), Ref);
+    }
+    // A lambda that captures x by reference and assigns it, whenever it runs.
+    if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
+      llvm::SmallVector<ValueDefinition, 2> Made;
+      std::function<void(const Stmt *)> Collect = [&](const Stmt *Inner) {
+        if (!Inner)
+          return;
+        definitionsMadeBy(Inner, Made);
+        for (const Stmt *Child : Inner->children())
+          Collect(Child);
+      };
+      Collect(Lambda->getBody());
+      for (const LambdaCapture &Capture : Lambda->captures())
+        if (Capture.capturesVariable() && Capture.getCaptureKind() == LCK_ByRef)
+          if (const ValueDecl *Captured = Capture.getCapturedVar();
+              llvm::any_of(Made, [&](const ValueDefinition &D) { return D.Variable == Captured; }))
+            Alias(Captured, Lambda);
+    }
+    for (const Stmt *Child : S->children())
+      Visit(Child);
+  };
+  Visit(Function->getBody());
 }
 
 void FunctionValueFlow::transfer(const CFGBlock &Block, unsigned End, DefinitionSet &State) const {
@@ -213,6 +254,8 @@ std::optional<ReachingDefinitions> FunctionValueFlow::reachingAt(const ValueDecl
       else
         Result.Definitions.push_back(Bit);
     }
+  if (auto Alias = AliasDefinition.find(D); Alias != AliasDefinition.end() && !State.test(Alias->second))
+    Result.Definitions.insert(llvm::lower_bound(Result.Definitions, Alias->second), Alias->second);
   return Result;
 }
 

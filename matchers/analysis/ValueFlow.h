@@ -36,8 +36,14 @@ struct ValueDefinition {
   enum class Kind {
     Assigned, ///< declaration with initialiser, `=`, or `std::tie(..) = rhs`
     Escaped,  ///< passed by non-const reference to code that may assign it
+    /// Bound to a mutable reference (`T &r = x;`), its address taken, or
+    /// assigned by a lambda that captures it by reference: writes through
+    /// the alias are not seen, so this definition reaches every read.
+    Aliased,
   };
   Kind How = Kind::Assigned;
+  /// The value is not known at the definition (escaped or aliased).
+  bool isOpaque() const { return How != Kind::Assigned; }
   const clang::ValueDecl *Variable = nullptr;
   /// The CFG element that defines it (a DeclStmt, an assignment, a call).
   const clang::Stmt *Site = nullptr;
@@ -112,6 +118,9 @@ private:
   using DefinitionSet = llvm::SparseBitVector<>;
   std::vector<DefinitionSet> BlockEntry;
   llvm::DenseMap<const clang::ValueDecl *, unsigned> EntryBit;
+  /// Per aliased variable: its Aliased definition (placed at no CFG element).
+  llvm::DenseMap<const clang::ValueDecl *, unsigned> AliasDefinition;
+  void findAliases();
   std::vector<const clang::ValueDecl *> EntryVariable; ///< per entry bit - Definitions.size()
   const clang::ValueDecl *variableOfBit(unsigned Bit) const {
     return Bit < Definitions.size() ? Definitions[Bit].Variable : EntryVariable[Bit - Definitions.size()];

@@ -6,9 +6,10 @@
 // `compute_metrics(gpu_logits)` is.
 #include "CatalogChecks.h"
 #include "CopyCalls.h"
-#include "SiteOwnership.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -83,10 +84,9 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   // accumulated read) are cited last: citing one would change this finding after
   // `--fix` (one run must reach the fixed point).
   auto FixedElsewhere = [&](const CallExpr *Site) {
-    if (calleeName(Site) == "clip_grad_norm_" && isDiscarded(Ctx, Site) &&
-        isCheckEnabled("torch-sync-grad-norm"))
-      return true;
-    return isCheckEnabled("torch-sync-deferred-accumulate") && isDeferredAccumulateSite(analysis(Ctx), Site);
+    std::optional<CheckId> Owner = analysis(Ctx).ownerOfSite(Site);
+    return Owner == CheckId::DeferredAccumulateCheck ||
+           (Owner == CheckId::GradNormCheck && isDiscarded(Ctx, Site));
   };
   findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
             Path, Syncs, /*Limit=*/16);

@@ -118,8 +118,13 @@ public:
     SyncCheck::storeOptions(Opts);
     Options.store(Opts, "FusedNorm", FusedNorm);
   }
+  /// The read (item() or clip_grad_norm_) of an accumulation this check reports.
+  bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
 
 private:
+  /// The host read a match of the check's matcher reports (with or without a
+  /// fix), or nullptr when the match is not the check's finding.
+  const clang::Expr *reportedRead(const clang::ast_matchers::BoundNodes &Nodes, TranslationUnitAnalysis &TU);
   bool FusedNorm; ///< the composed clipping's norms: see GradNormCheck
   bool HelperInEveryFix; ///< see addClipGradNormHelper (fixes/ClipGradNorm.h)
 };
@@ -143,11 +148,29 @@ public:
       : SyncCheck(Name, Context, /*FixByDefault=*/false) {}
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  /// An item() read of a run this check rewrites.
+  bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
   struct Read; ///< one `item<T>()` that may join a coalesced transfer
 
 private:
-  void reportRun(const std::vector<std::pair<const clang::Stmt *, Read>> &Run,
-                 const clang::ast_matchers::MatchFinder::MatchResult &Result);
+  /// What the check says about one run of reads, decided once per TU: the
+  /// claims of its reads and the report both read it.
+  struct RunPlan {
+    std::vector<const clang::Expr *> Reads;
+    clang::SourceLocation Loc;
+    Finding F;
+    /// Set when the run is rewritten: its reads are then this check's.
+    std::optional<std::vector<clang::FixItHint>> Fixes;
+    bool Reported = false;
+  };
+  /// The plans of a block the check's matcher matched (BlockMatch binds it).
+  const std::vector<RunPlan> &plansFor(const clang::ast_matchers::BoundNodes &BlockMatch,
+                                       clang::ASTContext &Ctx);
+  RunPlan planRun(const std::vector<std::pair<const clang::Stmt *, Read>> &Run,
+                  const clang::ast_matchers::MatchFinder::MatchResult &Result);
+  /// The plans of this TU's blocks (reset when the ASTContext changes).
+  const clang::ASTContext *PlannedContext = nullptr;
+  llvm::DenseMap<const clang::CompoundStmt *, std::vector<RunPlan>> Plans;
 };
 /// torch-sync-deferred-log: an `item()` read every iteration of a loop whose value
 /// is only logged; points to the loop's log interval when it has one.
@@ -156,6 +179,9 @@ public:
   using SyncCheck::SyncCheck;
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  /// An item() read in a loop, of a tensor that may be on the GPU, only logged,
+  /// outside any log interval.
+  bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
 };
 /// torch-sync-graph-capture: a sync inside CUDA graph capture (error level).
 TORCH_SYNCFREE_DECLARE_CHECK(GraphCaptureCheck)

@@ -2,6 +2,8 @@
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Lex/Lexer.h"

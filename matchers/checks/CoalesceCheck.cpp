@@ -12,9 +12,10 @@
 // the host copy is converted once to the travel type and read through its data
 // pointer (no LibTorch call per read), and values known to be 0-dim are not reshaped.
 #include "CatalogChecks.h"
-#include "SiteOwnership.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -28,11 +29,12 @@ using namespace clang::transformer;
 
 namespace torch_syncfree {
 
-void CoalesceCheck::registerMatchers(MatchFinder *Finder) {
+static auto blockMatcher(AnalysisHub *Hub) {
   // The system-header test first: it is cheap, userCode(hub()) walks the parents.
-  Finder->addMatcher(
-      compoundStmt(unless(isExpansionInSystemHeader()), matchers::userCode(hub())).bind("block"), this);
+  return compoundStmt(unless(isExpansionInSystemHeader()), matchers::userCode(Hub)).bind("block");
 }
+
+void CoalesceCheck::registerMatchers(MatchFinder *Finder) { Finder->addMatcher(blockMatcher(hub()), this); }
 
 struct CoalesceCheck::Read {
   const CXXMemberCallExpr *Item;
@@ -159,27 +161,32 @@ static bool onlyRefersToEarlierDecls(const Expr *Object, SourceLocation Start,
   return Earlier;
 }
 
-void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
-  const auto *Block = Result.Nodes.getNodeAs<CompoundStmt>("block");
-  ASTContext &Ctx = *Result.Context;
+const std::vector<CoalesceCheck::RunPlan> &CoalesceCheck::plansFor(const BoundNodes &BlockMatch,
+                                                                   ASTContext &Ctx) {
+  const auto *Block = BlockMatch.getNodeAs<CompoundStmt>("block");
+  if (PlannedContext != &Ctx) {
+    Plans.clear();
+    PlannedContext = &Ctx;
+  }
+  if (auto It = Plans.find(Block); It != Plans.end())
+    return It->second;
+  std::vector<RunPlan> BlockPlans;
   const SourceManager &SM = Ctx.getSourceManager();
-  if (SM.isInSystemHeader(Block->getBeginLoc()))
-    return; // LibTorch's and the standard library's own blocks: never reported
   std::vector<std::pair<const Stmt *, Read>> Run;
   auto Flush = [&]() {
     if (Run.size() >= 2)
-      reportRun(Run, Result);
+      BlockPlans.push_back(planRun(Run, MatchFinder::MatchResult(BlockMatch, &Ctx)));
     Run.clear();
   };
   for (const Stmt *S : Block->body()) {
     std::optional<Read> R;
     StatementKind Kind =
         classifyStatement(S, analysis(Ctx), classifier(Ctx), [&](Placement P) { return mayBeOnGpu(P); }, R);
-    // A read that torch-sync-deferred-accumulate moves out of the loop is not
-    // coalesced, and neither is a read a fix inserted (its one read after a loop).
-    if (Kind == StatementKind::Candidate && ((isCheckEnabled("torch-sync-deferred-accumulate") &&
-                                              isDeferredAccumulateSite(analysis(Ctx), R->Item)) ||
-                                             isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
+    // A read a check ranked above this one reports (torch-sync-deferred-accumulate
+    // moves it out of the loop) is not coalesced, and neither is a read a fix
+    // inserted (its one read after a loop).
+    if (Kind == StatementKind::Candidate && R &&
+        (isSiteClaimedAbove(Ctx, R->Item) || isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
       Kind = StatementKind::Barrier;
     switch (Kind) {
     case StatementKind::Neutral:
@@ -197,12 +204,40 @@ void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
     }
   }
   Flush();
+  return Plans[Block] = std::move(BlockPlans);
 }
 
-void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &Run,
-                              const MatchFinder::MatchResult &Result) {
+bool CoalesceCheck::claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const Expr *Site) {
+  if (Kind != SyncSiteKind::ItemRead)
+    return false;
+  // The block the read's statement belongs to (through a declaration's initialiser).
+  ASTContext &Ctx = TU.context();
+  const CompoundStmt *Block = enclosingBlock(Ctx, Site);
+  if (!Block)
+    return false;
+  auto BlockMatches = match(blockMatcher(hub()), *Block, Ctx);
+  if (BlockMatches.empty())
+    return false;
+  // A read of a run this check rewrites: the fixed run is one finding.
+  return llvm::any_of(plansFor(BlockMatches.front(), Ctx), [&](const RunPlan &Plan) {
+    return Plan.Fixes && llvm::is_contained(Plan.Reads, Site);
+  });
+}
+
+void CoalesceCheck::check(const MatchFinder::MatchResult &Result) {
+  for (const RunPlan &Plan : plansFor(Result.Nodes, *Result.Context))
+    if (Plan.Reported)
+      report(Plan.Loc, Plan.F, Plan.Fixes ? *Plan.Fixes : std::vector<FixItHint>{});
+}
+
+CoalesceCheck::RunPlan CoalesceCheck::planRun(const std::vector<std::pair<const Stmt *, Read>> &Run,
+                                              const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
+  RunPlan Plan;
+  for (const auto &[S, R] : Run)
+    Plan.Reads.push_back(R.Item);
+  Plan.Loc = Run.front().second.Item->getExprLoc();
   const Stmt *First = Run.front().first;
   std::string Lines;
   for (const auto &[S, R] : Run)
@@ -221,18 +256,9 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   };
   unsigned Casts = llvm::count_if(Run, [&](const auto &Entry) { return needsCast(Entry.second); });
   // A name no declaration in the enclosing function (or lambda) uses.
-  const Stmt *Scope = First;
-  for (DynTypedNodeList Parents = Ctx.getParents(*First); !Parents.empty();
-       Parents = Ctx.getParents(Parents[0])) {
-    if (const auto *FD = Parents[0].get<FunctionDecl>()) {
-      Scope = FD->getBody();
-      break;
-    }
-    if (const auto *Lambda = Parents[0].get<LambdaExpr>()) {
-      Scope = Lambda->getBody();
-      break;
-    }
-  }
+  const Stmt *Scope = enclosingBody(Ctx, First);
+  if (!Scope)
+    Scope = First;
   std::string Name;
   for (int Attempt = 0; Name.empty(); ++Attempt) {
     std::string Candidate = "host_values" + (Attempt ? std::to_string(Attempt + 1) : "");
@@ -285,11 +311,11 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   // checks are off.
   bool ReadsReportedElsewhere =
       isCheckEnabled("torch-sync-item") || isCheckEnabled("torch-sync-deferred-log");
-  auto reportWithoutFix = [&](const Finding &F) {
-    if (!ReadsReportedElsewhere)
-      report(Run.front().second.Item->getExprLoc(), F);
+  Finding &F = Plan.F;
+  auto ReportWithoutFix = [&]() {
+    Plan.Reported = !ReadsReportedElsewhere;
+    return Plan;
   };
-  Finding F;
   F.What = std::to_string(Run.size()) + " `item()` reads of " +
            (AllGpu ? "GPU tensors" : "tensors that may be on the GPU") + " in a row (lines " +
            Lines + ") each wait for the GPU";
@@ -299,8 +325,7 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
   F.Remedy = "stack them on the device and copy once with `" + NS + "stack({...}).cpu()` (one wait)";
   if (!AllGpu && !Anchor) {
     F.Remedy += " (no fix: no tensor variable among them names the device to stack on)";
-    reportWithoutFix(F);
-    return;
+    return ReportWithoutFix();
   }
   // A rewrite exists to make the step faster: stack() and each cast are kernels,
   // and on a short step a kernel costs about what a sync of an idle GPU does.
@@ -310,34 +335,28 @@ void CoalesceCheck::reportRun(const std::vector<std::pair<const Stmt *, Read>> &
                 " kernels (stack and " + std::to_string(Casts) + " dtype casts of values of unknown or "
                 "mixed kinds) to save " + std::to_string(SyncsRemoved) +
                 " syncs; give the values one dtype, e.g. `.to(" + NS + "kDouble)` where they are made)";
-    reportWithoutFix(F);
-    return;
+    return ReportWithoutFix();
   }
   if (!fixesEnabled()) {
     F.Remedy += " (the fix is opt-in, `torch-sync-coalesce.Fix: true`: the values are "
                 "ready after the first read, so the copies it saves are short round trips, and on "
                 "an H200 the stack and copy cost more)";
-    reportWithoutFix(F);
-    return;
+    return ReportWithoutFix();
   }
   std::vector<const Stmt *> RunStatements;
   for (const auto &[S, R] : Run)
     RunStatements.push_back(S);
   if (std::string NoGain = noGainReason(Ctx, RunStatements); !NoGain.empty()) {
     F.Remedy += " (no fix: " + NoGain + ")";
-    reportWithoutFix(F);
-    return;
+    return ReportWithoutFix();
   }
   auto Fixes = fixItsFor(Edits, Result);
-  if (!Fixes || Fixes->empty()) { // e.g. spelled in a macro
-    reportWithoutFix(F);
-    return;
-  }
-  // The fixed run is one finding: torch-sync-item and torch-sync-deferred-log do
-  // not report its reads again.
-  for (const auto &[S, R] : Run)
-    analysis(Ctx).markReadTakenOver(R.Item);
-  report(Run.front().second.Item->getExprLoc(), F, *Fixes);
+  if (!Fixes || Fixes->empty()) // e.g. spelled in a macro
+    return ReportWithoutFix();
+  // The fixed run is one finding: its reads are this check's (claimsSite).
+  Plan.Fixes = std::move(*Fixes);
+  Plan.Reported = true;
+  return Plan;
 }
 
 TORCH_SYNC_CHECK_FACTORY(CoalesceCheck)

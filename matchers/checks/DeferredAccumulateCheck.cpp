@@ -2,10 +2,11 @@
 // metric read only after the loop, becomes a device accumulator declared before the
 // loop, a device-side add in the body and one `item()` after the loop.
 #include "CatalogChecks.h"
-#include "SiteOwnership.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
 #include "fixes/ClipGradNorm.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -20,20 +21,66 @@ using namespace clang::transformer;
 
 namespace torch_syncfree {
 
+/// `metric += <summand with an item() read or a clip_grad_norm_ call>` on a
+/// local host number: the check's sites, and what its claims match from the read.
+static auto accumulateMatcher(AnalysisHub *Hub) {
+  return binaryOperator(
+             hasAnyOperatorName("+=", "-="),
+             hasLHS(ignoringParenImpCasts(declRefExpr(
+                 to(varDecl(hasLocalStorage(), hasType(qualType(anyOf(isInteger(), realFloatingPointType()))))
+                        .bind("var"))))),
+             hasRHS(anyOf(ignoringParenImpCasts(matchers::tensorMethodCall(Hub, "item").bind("item")),
+                          ignoringParenImpCasts(
+                              callExpr(callee(functionDecl(hasName("clip_grad_norm_")))).bind("clip")),
+                          hasDescendant(matchers::tensorMethodCall(Hub, "item").bind("item")))),
+             matchers::userCode(Hub))
+      .bind("accumulate");
+}
+
 void DeferredAccumulateCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(
-      binaryOperator(hasAnyOperatorName("+=", "-="),
-                     hasLHS(ignoringParenImpCasts(
-                         declRefExpr(to(varDecl(hasLocalStorage(), hasType(qualType(anyOf(isInteger(), realFloatingPointType()))))
-                                            .bind("var"))))),
-                     hasRHS(anyOf(
-                         ignoringParenImpCasts(matchers::tensorMethodCall(hub(), "item").bind("item")),
-                         ignoringParenImpCasts(
-                             callExpr(callee(functionDecl(hasName("clip_grad_norm_")))).bind("clip")),
-                         hasDescendant(matchers::tensorMethodCall(hub(), "item").bind("item")))),
-                     matchers::userCode(hub()))
-          .bind("accumulate"),
-      this);
+  Finder->addMatcher(accumulateMatcher(hub()), this);
+}
+
+const Expr *DeferredAccumulateCheck::reportedRead(const BoundNodes &Nodes, TranslationUnitAnalysis &TU) {
+  const auto *Accumulate = Nodes.getNodeAs<BinaryOperator>("accumulate");
+  const auto *Var = Nodes.getNodeAs<VarDecl>("var");
+  const auto *Item = Nodes.getNodeAs<CXXMemberCallExpr>("item");
+  const auto *Clip = Nodes.getNodeAs<CallExpr>("clip");
+  if (!Accumulate || !Var || (!Item && !Clip))
+    return nullptr;
+  if (Clip && (!isInTorchNamespace(Clip->getDirectCallee()) || Clip->getNumArgs() < 2))
+    return nullptr;
+  ASTContext &Ctx = TU.context();
+  const Stmt *Loop = TU.enclosingLoop(Accumulate);
+  if (!isDiscarded(Ctx, Accumulate) || !Loop)
+    return nullptr;
+  // Parameters come from a module: their device is not known here.
+  Placement Where = Clip ? Placement::Unknown : TU.oracle().tensorPlacement(Nodes.getNodeAs<Expr>("object"));
+  if (!mayBeOnGpu(Where))
+    return nullptr;
+  // The metric lives outside the loop.
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() ||
+      !Ctx.getSourceManager().isBeforeInTranslationUnit(Var->getEndLoc(), Loop->getBeginLoc()))
+    return nullptr;
+  return Clip ? static_cast<const Expr *>(Clip) : Item;
+}
+
+bool DeferredAccumulateCheck::claimsSite(SyncSiteKind, TranslationUnitAnalysis &TU, const Expr *Site) {
+  // The accumulation whose summand holds the read: the first `+=` or `-=` up
+  // the read's expression, matched as registerMatchers matches it.
+  ASTContext &Ctx = TU.context();
+  const Expr *Accumulate = nullptr;
+  for (const Expr *E = parentExpr(Ctx, Site); E && !Accumulate; E = parentExpr(Ctx, E))
+    if (const auto *Op = dyn_cast<BinaryOperator>(E);
+        Op && (Op->getOpcode() == BO_AddAssign || Op->getOpcode() == BO_SubAssign))
+      Accumulate = Op;
+  if (!Accumulate)
+    return false;
+  for (const BoundNodes &Nodes : match(accumulateMatcher(hub()), *Accumulate, Ctx))
+    if (reportedRead(Nodes, TU) == Site)
+      return true;
+  return false;
 }
 
 /// `t.sum()` of an integer or bool tensor, `count_nonzero()`, `argmax()`/`argmin()`:
@@ -83,25 +130,15 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // `norm_sum += clip_grad_norm_(...)`: the host read is the call's own; the
   // rewrite composes torch-sync-grad-norm's device clipping with a device sum.
   const auto *Clip = Result.Nodes.getNodeAs<CallExpr>("clip");
-  if (Clip && (!isInTorchNamespace(Clip->getDirectCallee()) || Clip->getNumArgs() < 2))
-    return;
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
-  if (!isDiscarded(Ctx, Accumulate))
+  const Expr *HostRead = reportedRead(Result.Nodes, analysis(Ctx));
+  if (!HostRead || !ownsSite(Ctx, HostRead))
     return;
   const Stmt *Loop = analysis(Ctx).enclosingLoop(Accumulate);
-  if (!Loop)
-    return;
-  // Parameters come from a module: their device is not known here.
-  Placement Where = Clip ? Placement::Unknown : oracle(Ctx).tensorPlacement(Object);
-  if (!mayBeOnGpu(Where))
-    return;
-  // The metric lives outside the loop, is touched in the loop only here, and is
-  // read after the loop.
-  const auto *FD = dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody() || !SM.isBeforeInTranslationUnit(Var->getEndLoc(), Loop->getBeginLoc()))
-    return;
+  // The metric is touched in the loop only here, and is read after the loop.
+  const auto *FD = cast<FunctionDecl>(Var->getParentFunctionOrMethod());
   const auto *Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
   bool UsedInLoop = false, ReadAfter = false;
   // Reads of the running value at a log interval inside the loop (`if (step %
@@ -131,7 +168,6 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // The item call must be the only host read in the summand: `t.item<T>()`,
   // optionally multiplied or divided by a host value.
   const Expr *Summand = Accumulate->getRHS()->IgnoreParenImpCasts();
-  const Expr *HostRead = Clip ? static_cast<const Expr *>(Clip) : Item;
   bool SimpleSummand = Summand == HostRead;
   // The host factor of an item summand (`* n`, `n *`, `/ n`), spelled as written.
   const Expr *Factor = nullptr;
@@ -241,14 +277,8 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // The accumulation must be a statement of its own: the block replaces it up to its `;`.
   SourceLocation StatementEnd =
       Lexer::findLocationAfterToken(Accumulate->getEndLoc(), tok::semi, SM, LO, false);
-  const Stmt *Statement = Accumulate;
-  DynTypedNodeList Parents = Ctx.getParents(*Statement);
-  while (!Parents.empty() && Parents[0].get<ExprWithCleanups>()) { // the summand's temporaries
-    Statement = Parents[0].get<ExprWithCleanups>();
-    Parents = Ctx.getParents(*Statement);
-  }
-  bool OwnStatement = !Parents.empty() && Parents[0].get<Stmt>() &&
-                      !Parents[0].get<Expr>() && !Parents[0].get<ForStmt>();
+  DynTypedNode Parent = ancestorSkipping<ExprWithCleanups>(Ctx, Accumulate); // the summand's temporaries
+  bool OwnStatement = Parent.get<Stmt>() && !Parent.get<Expr>() && !Parent.get<ForStmt>();
   if (ObjectEnd.isInvalid() || ItemEnd.isInvalid() || StatementEnd.isInvalid() || !OwnStatement ||
       SM.getFileID(ObjectBegin) != SM.getFileID(StatementEnd) ||
       SM.isBeforeInTranslationUnit(ItemEnd, ObjectEnd) ||

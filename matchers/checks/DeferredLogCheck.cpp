@@ -3,8 +3,9 @@
 // the loop already has a log interval (`if (step % N == 0)`), a note points to it;
 // no fix-it is offered either way, since what is printed would change.
 #include "CatalogChecks.h"
-#include "SiteOwnership.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -31,20 +32,27 @@ static const IfStmt *firstIntervalIn(const Stmt *S) {
   return nullptr;
 }
 
+bool DeferredLogCheck::claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const Expr *Site) {
+  const auto *Call = dyn_cast<CXXMemberCallExpr>(Site);
+  ASTContext &Ctx = TU.context();
+  const Stmt *Loop = Call ? TU.enclosingLoop(Call) : nullptr;
+  if (Kind != SyncSiteKind::ItemRead || !Loop || isMarkedInsertedSync(Call, Ctx) ||
+      !mayBeOnGpu(TU.oracle().tensorPlacement(Call->getImplicitObjectArgument()->IgnoreParenImpCasts())))
+    return false;
+  // Read every iteration (not already under a log interval) only to be logged.
+  return classifier(Ctx).classify(Call).OnlyLogged && !logIntervalAround(Ctx, Call, Loop);
+}
+
 void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
+  if (!ownsSite(Ctx, Call))
+    return;
   const Stmt *Loop = analysis(Ctx).enclosingLoop(Call);
-  if (!Loop || isMarkedInsertedSync(Call, Ctx))
-    return;
   Placement Where = oracle(Ctx).tensorPlacement(Object);
-  if (!mayBeOnGpu(Where))
-    return;
   UseVerdict Use = classifier(Ctx).classify(Call);
-  if (!isDeferredLogSite(analysis(Ctx), Call, Use) || analysis(Ctx).isReadTakenOver(Call))
-    return;
 
   const IfStmt *LoggedUnder = Use.LoggedAt ? logIntervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;
   const IfStmt *Interval = LoggedUnder ? LoggedUnder : firstIntervalIn(Loop);

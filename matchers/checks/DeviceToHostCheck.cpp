@@ -1,6 +1,8 @@
 #include "DeviceToHostCheck.h"
 #include "CopyCalls.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;

@@ -1,8 +1,10 @@
-#include "CatalogChecks.h"
 #include "ApiFacts.h"
+#include "CatalogChecks.h"
 #include "SyncCalls.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Tooling/Transformer/RangeSelector.h"
@@ -23,16 +25,6 @@ struct EmptinessTest {
   bool ViaNumel;       ///< numel() (0 for a 0-dim input) rather than size(0)
 };
 
-static const Stmt *parentSkippingParens(ASTContext &Ctx, const Stmt *S) {
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(*S);
-    const Stmt *Parent = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
-    if (!Parent || !isa<ParenExpr>(Parent))
-      return Parent;
-    S = Parent;
-  }
-}
-
 static std::optional<EmptinessTest> emptinessTest(ASTContext &Ctx, const CallExpr *Nonzero) {
   const auto *Size = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Nonzero));
   if (!Size || ignoreWrappers(Size->getImplicitObjectArgument()) != Nonzero)
@@ -42,12 +34,12 @@ static std::optional<EmptinessTest> emptinessTest(ASTContext &Ctx, const CallExp
       Size->getNumArgs() == 1 ? Size->getArg(0)->getIntegerConstantExpr(Ctx) : std::nullopt;
   if (!ViaNumel && !(calleeName(Size) == "size" && Dim && *Dim == 0))
     return std::nullopt;
-  const Stmt *Parent = parentSkippingParens(Ctx, Size);
+  const Stmt *Parent = ancestorSkipping<ParenExpr>(Ctx, Size).get<Stmt>();
   if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent);
       Cast && Cast->getCastKind() == CK_IntegralToBoolean)
     return EmptinessTest{Size, true, ViaNumel};
   while (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(Parent))
-    Parent = parentSkippingParens(Ctx, Cast);
+    Parent = ancestorSkipping<ParenExpr>(Ctx, Cast).get<Stmt>();
   const auto *Compare = dyn_cast_or_null<BinaryOperator>(Parent);
   if (!Compare || !Compare->isComparisonOp())
     return std::nullopt;

@@ -1,6 +1,8 @@
 #include "CatalogChecks.h"
 #include "CopyCalls.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "llvm/ADT/StringSet.h"
@@ -120,32 +122,12 @@ static bool refillsAnAsyncCopyBuffer(const Stmt *Body, ASTContext &Ctx, DeviceOr
 /// A neighbour that ends the program's use of the GPU: `return` from main, exit().
 static bool isShutdown(const Stmt *S, ASTContext &Ctx) {
   if (const auto *Return = dyn_cast_or_null<ReturnStmt>(S)) {
-    DynTypedNodeList Parents = Ctx.getParents(*Return);
-    for (int Depth = 0; !Parents.empty() && Depth < 64; ++Depth) {
-      if (const auto *FD = Parents[0].get<FunctionDecl>())
-        return FD->isMain();
-      if (Parents[0].get<LambdaExpr>())
-        return false;
-      Parents = Ctx.getParents(Parents[0]);
-    }
-    return false;
+    const FunctionDecl *FD = enclosingFunction(Ctx, Return); // null inside a lambda
+    return FD && FD->isMain();
   }
   if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
     return calleeName(Call) == "exit" || calleeName(Call) == "quick_exit";
   return false;
-}
-
-/// The function (or lambda) whose body holds S, and that body.
-static std::pair<const FunctionDecl *, const Stmt *> enclosingBody(const Stmt *S, ASTContext &Ctx) {
-  DynTypedNodeList Parents = Ctx.getParents(*S);
-  for (int Depth = 0; !Parents.empty() && Depth < 256; ++Depth) {
-    if (const auto *Lambda = Parents[0].get<LambdaExpr>())
-      return {Lambda->getCallOperator(), Lambda->getBody()};
-    if (const auto *FD = Parents[0].get<FunctionDecl>())
-      return {FD, FD->getBody()};
-    Parents = Ctx.getParents(Parents[0]);
-  }
-  return {nullptr, nullptr};
 }
 
 /// Functions whose effect on host memory the tool knows: LibTorch's (stream
@@ -173,7 +155,8 @@ static bool knownCallee(const FunctionDecl *FD) {
 /// `data_ptr`/accessor reads, calls the tool cannot see and the return to
 /// callers it does not see all count.
 static std::string hostWorkAfter(const CallExpr *Call, ASTContext &Ctx, const Stmt *Loop) {
-  auto [Function, Body] = enclosingBody(Call, Ctx);
+  const FunctionDecl *Function = enclosingCallable(Ctx, Call);
+  const Stmt *Body = Function ? Function->getBody() : nullptr;
   if (!Body)
     return "code the tool cannot see";
   const SourceManager &SM = Ctx.getSourceManager();
@@ -253,19 +236,8 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
     }
   }
   // The statement holding the call and its neighbours in the same block.
-  const Stmt *Statement = Call;
-  const CompoundStmt *Block = nullptr;
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(*Statement);
-    if (Parents.empty())
-      break;
-    if ((Block = Parents[0].get<CompoundStmt>()))
-      break;
-    const Stmt *Parent = Parents[0].get<Stmt>();
-    if (!Parent)
-      break;
-    Statement = Parent;
-  }
+  const Stmt *Statement = nullptr;
+  const CompoundStmt *Block = enclosingBlock(Ctx, Call, &Statement);
   bool Intentional = false;
   std::string Why = "it brackets a timer or the release of a buffer";
   if (Block) {

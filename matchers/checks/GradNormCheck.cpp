@@ -1,8 +1,9 @@
 #include "CatalogChecks.h"
-#include "SiteOwnership.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
 #include "fixes/ClipGradNorm.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/Tooling/Transformer/RangeSelector.h"
 #include "clang/Tooling/Transformer/Stencil.h"
@@ -38,7 +39,7 @@ void GradNormCheck::check(const MatchFinder::MatchResult &Result) {
 
   // An accumulated norm (`sum += clip_grad_norm_(...)` in a loop) is
   // torch-sync-deferred-accumulate's: it composes this rewrite with a device sum.
-  if (isCheckEnabled("torch-sync-deferred-accumulate") && isDeferredAccumulateSite(analysis(Ctx), Call))
+  if (!ownsSite(Ctx, Call))
     return;
   std::vector<FixItHint> Fixes;
   if (isDiscarded(Ctx, Call)) {

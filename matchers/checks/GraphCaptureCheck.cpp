@@ -6,6 +6,8 @@
 #include "FindingFacts.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -51,19 +53,10 @@ void GraphCaptureCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Graph = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Begin->getImplicitObjectArgument()));
   // The statement holding capture_begin, in its block; the capture runs until a
   // later statement of the block calls capture_end on the same graph.
-  const Stmt *Statement = Begin;
-  const CompoundStmt *Block = nullptr;
-  while (!Block) {
-    DynTypedNodeList Parents = Ctx.getParents(*Statement);
-    if (Parents.empty())
-      return;
-    Block = Parents[0].get<CompoundStmt>();
-    if (!Block) {
-      Statement = Parents[0].get<Stmt>();
-      if (!Statement)
-        return;
-    }
-  }
+  const Stmt *Statement = nullptr;
+  const CompoundStmt *Block = enclosingBlock(Ctx, Begin, &Statement);
+  if (!Block || !Statement)
+    return;
   auto EndsCapture = [&](const Stmt *S) {
     bool Ends = false;
     std::function<void(const Stmt *)> Visit = [&](const Stmt *Node) {

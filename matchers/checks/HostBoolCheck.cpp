@@ -1,9 +1,11 @@
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Tooling/Transformer/RangeSelector.h"
 #include "clang/Tooling/Transformer/Stencil.h"
-#include "clang/Lex/Lexer.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;

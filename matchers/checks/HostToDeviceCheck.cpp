@@ -1,9 +1,11 @@
 #include "HostToDeviceCheck.h"
 #include "ApiFacts.h"
-#include "CopyCalls.h"
 #include "CatalogChecks.h"
+#include "CopyCalls.h"
 #include "PinnedMemory.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"

@@ -1,7 +1,8 @@
 #include "ItemCheck.h"
 #include "CatalogChecks.h"
-#include "SiteOwnership.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -35,12 +36,11 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
 
+  // Sites a more specific check reports, with a better remedy, are left to it
+  // (Checks.def's precedence; _local_scalar_dense is this check's alone).
+  if (syncSiteKindOf(Call) && !ownsSite(Ctx, Call))
+    return;
   UseVerdict Use = classifier(Ctx).classify(Call);
-  // Sites a more specific check reports, with a better remedy, are left to it.
-  if (specificOwnerOfRead(analysis(Ctx), Call, Use, [&](StringRef Name) { return isCheckEnabled(Name); }))
-    return;
-  if (analysis(Ctx).isReadTakenOver(Call)) // one read of a coalesced run: torch-sync-coalesce's finding
-    return;
 
   Finding F;
   std::string Callee = isa<CXXMemberCallExpr>(Call) ? "`item()`" : "`_local_scalar_dense`";

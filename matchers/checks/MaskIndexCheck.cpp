@@ -1,6 +1,8 @@
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Tooling/Transformer/RangeSelector.h"

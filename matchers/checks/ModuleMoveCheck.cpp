@@ -1,5 +1,7 @@
 #include "CatalogChecks.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;

@@ -7,6 +7,8 @@
 #include "CopyCalls.h"
 #include "PinnedMemory.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Lex/Lexer.h"

@@ -9,6 +9,9 @@
 #include "fixes/ClipGradNorm.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "utils/AstWalk.h"
+#include "utils/Directives.h"
+#include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Tooling/Transformer/RangeSelector.h"
@@ -33,14 +36,7 @@ static unsigned startOfLine(StringRef Text, unsigned Offset) {
 static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const Stmt *Use) {
   const SourceManager &SM = Ctx.getSourceManager();
   // The top-level declaration (a function, or the namespace around it).
-  const Decl *TopLevel = nullptr;
-  DynTypedNodeList Parents = Ctx.getParents(*Use);
-  while (!Parents.empty()) {
-    if (const auto *D = Parents[0].get<Decl>();
-        D && !isa<TranslationUnitDecl>(D) && isa_and_nonnull<TranslationUnitDecl>(D->getDeclContext()))
-      TopLevel = D;
-    Parents = Ctx.getParents(Parents[0]);
-  }
+  const Decl *TopLevel = outermostDeclaration(Ctx, Use);
   if (!TopLevel)
     return std::nullopt;
   SourceLocation DeclBegin = SM.getExpansionLoc(TopLevel->getBeginLoc());
@@ -49,27 +45,21 @@ static std::optional<SourceLocation> helperInsertionPoint(ASTContext &Ctx, const
     return std::nullopt;
   StringRef Text = SM.getBufferData(FID);
   unsigned DeclLine = startOfLine(Text, SM.getFileOffset(DeclBegin));
-  // Walk the lines above the declaration: the last #include, and the
+  // The directives above the declaration: the last #include, and the
   // conditional depth after it.
   std::optional<unsigned> AfterInclude;
   int DepthAfterInclude = 0;
-  for (unsigned Offset = 0; Offset < DeclLine;) {
-    size_t End = Text.find('\n', Offset);
-    if (End == StringRef::npos || End >= DeclLine)
-      End = DeclLine - 1;
-    StringRef Line = Text.slice(Offset, End).ltrim();
-    if (Line.consume_front("#")) {
-      Line = Line.ltrim();
-      if (Line.starts_with("include") || Line.starts_with("import")) {
-        AfterInclude = static_cast<unsigned>(End + 1);
-        DepthAfterInclude = 0;
-      } else if (Line.starts_with("if")) {
-        ++DepthAfterInclude;
-      } else if (Line.starts_with("endif")) {
-        --DepthAfterInclude;
-      }
+  for (const SourceDirective &D : scanDirectives(Text)) {
+    if (D.Offset >= DeclLine)
+      break;
+    if (D.Kind == SourceDirective::Include) {
+      AfterInclude = D.NextLine;
+      DepthAfterInclude = 0;
+    } else if (D.Kind == SourceDirective::Conditional) {
+      ++DepthAfterInclude;
+    } else if (D.Kind == SourceDirective::EndConditional) {
+      --DepthAfterInclude;
     }
-    Offset = static_cast<unsigned>(End + 1);
   }
   unsigned Offset =
       AfterInclude && DepthAfterInclude == 0 && *AfterInclude <= DeclLine ? *AfterInclude : DeclLine;

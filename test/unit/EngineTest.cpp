@@ -6,6 +6,7 @@
 #include "MockParse.h"
 #include "TranslationUnitAnalysis.h"
 #include "UseClassifier.h"
+#include "utils/Directives.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Frontend/ASTUnit.h"
@@ -150,6 +151,30 @@ TEST(ApiFacts, TraitsComeFromOneTable) {
   EXPECT_TRUE(mayWriteTensorMemory("data_ptr"));
   for (llvm::StringRef Name : namesWithTrait(DataDependentShape))
     EXPECT_TRUE(hasApiTrait(Name, WaitingOp)) << Name.str();
+}
+
+TEST(Directives, TheScannerSeesWhatThePreprocessorSees) {
+  llvm::StringRef Text = "// #include <commented.h>\n"
+                         "/* #include \"in_block.h\"\n */\n"
+                         "#include <torch/torch.h>\n"
+                         "  #  include \"local/util.h\" // note\n"
+                         "#if defined(X) \\\n  && defined(Y)\n"
+                         "#import <objc.h>\n"
+                         "#endif\n"
+                         "const char *s = \"#include <string.h>\";\n";
+  std::vector<SourceDirective> Found = scanDirectives(Text);
+  ASSERT_EQ(Found.size(), 5u);
+  EXPECT_EQ(Found[0].Kind, SourceDirective::Include);
+  EXPECT_EQ(Found[0].Header, "torch/torch.h");
+  EXPECT_TRUE(Found[0].Angled);
+  EXPECT_EQ(Text.substr(Found[0].NextLine).take_front(3), "  #");
+  EXPECT_EQ(Found[1].Header, "local/util.h");
+  EXPECT_FALSE(Found[1].Angled);
+  EXPECT_EQ(Found[2].Kind, SourceDirective::Conditional);
+  // A continued line is one directive: the next line starts after it.
+  EXPECT_EQ(Text.substr(Found[2].NextLine).take_front(7), "#import");
+  EXPECT_EQ(Found[3].Header, "objc.h");
+  EXPECT_EQ(Found[4].Kind, SourceDirective::EndConditional);
 }
 
 } // namespace

@@ -204,6 +204,55 @@ TEST(ValueFlow, ANonConstReferenceArgumentIsAnEscapingDefinition) {
   EXPECT_EQ(P.placement(1), Placement::Unknown);
 }
 
+TEST(ValueFlow, AMutableReferenceOrAnAddressAliasesTheVariable) {
+  Parsed P("void f() {\n"
+           "  auto t = torch::ones({2});\n"
+           "  torch::Tensor &alias = t;\n"
+           "  alias = torch::ones({2}).cuda();\n"
+           "  probe(t);\n"
+           "  auto u = torch::ones({2});\n"
+           "  torch::Tensor *pointer = &u;\n"
+           "  probe(u);\n"
+           "  auto v = torch::ones({2});\n"
+           "  const torch::Tensor &view = v;\n"
+           "  probe(v);\n"
+           "  probe(view);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  // Writes through the alias are not t's definitions: the alias's definition
+  // reaches every read with the declaration's.
+  EXPECT_EQ(P.reachingLines(0), Lines({2, 3}));
+  std::vector<ValueDefinition> T = P.reachingDefinitions(0);
+  ASSERT_EQ(T.size(), 2u);
+  EXPECT_EQ(T[1].How, ValueDefinition::Kind::Aliased);
+  EXPECT_EQ(P.placement(0), Placement::Unknown); // was Cpu: the sync at probe(t) was missed
+  EXPECT_EQ(P.reachingLines(1), Lines({6, 7}));
+  EXPECT_EQ(P.placement(1), Placement::Unknown);
+  // A const reference cannot write: v and its view stay on the CPU.
+  EXPECT_EQ(P.reachingLines(2), Lines({9}));
+  EXPECT_EQ(P.placement(2), Placement::Cpu);
+  EXPECT_EQ(P.placement(3), Placement::Cpu);
+}
+
+TEST(ValueFlow, ALambdaAssigningAByReferenceCaptureAliasesIt) {
+  Parsed P("void f() {\n"
+           "  auto t = torch::ones({2});\n"
+           "  auto move = [&] { t = t.cuda(); };\n"
+           "  move();\n"
+           "  probe(t);\n"
+           "  auto u = torch::ones({2});\n"
+           "  auto show = [&] { onlyReads(u); };\n"
+           "  show();\n"
+           "  probe(u);\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.reachingLines(0), Lines({2, 3}));
+  EXPECT_EQ(P.placement(0), Placement::Unknown);
+  // A lambda that only reads its capture defines nothing.
+  EXPECT_EQ(P.reachingLines(1), Lines({6}));
+  EXPECT_EQ(P.placement(1), Placement::Cpu);
+}
+
 TEST(ValueFlow, StructuredBindingsAndTieDefineElements) {
   Parsed P("std::tuple<torch::Tensor, torch::Tensor> pair();\n"
            "void f() {\n"
