@@ -39,9 +39,10 @@ std::unique_ptr<FindingFormatter> makeFormatter(const RunOptions &Options, const
 
 /// The findings of every unit end in B.AllFindings, in location order.
 void printFindings(const RunOptions &Options, Batch &B) {
-  for (UnitResult &Unit : B.Units) {
+  for (size_t I = 0; I < B.Units.size(); ++I) {
+    UnitResult &Unit = B.Units[I];
     if (Unit.Context)
-      B.Formatter->unit(Unit.Findings, *Unit.Context);
+      B.Formatter->unit(Unit.Findings, *Unit.Context, Unit.CompileError.empty() ? "" : B.Files[I]);
     for (FindingRecord &Error : Unit.Findings)
       B.AllFindings.push_back(std::move(Error));
   }
