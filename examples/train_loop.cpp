@@ -1,7 +1,7 @@
-// A small LibTorch training loop with the syncs real training code has:
-// per-step loss logging, an accuracy count, blocking batch copies, a
-// create-then-copy constant, an early-stop check and a host read-back.
-// `torch-syncfree examples/train_loop.cpp -- <flags>` reports each of them.
+// A small LibTorch training loop with the syncs real training code has: per-step
+// loss logging, an accuracy count, blocking batch copies, a create-then-copy constant,
+// an early stop and a host read-back. The early stop reads the loss every step, so the
+// step waits anyway: fixes that would save nothing are withheld (see train_epoch.cpp).
 #include <torch/torch.h>
 
 #include <cstdio>

@@ -1,6 +1,9 @@
 #include "FixApplier.h"
 #include "clang/Format/Format.h"
 
+#include "CheckRunner.h"
+#include "InputFiles.h"
+#include "SafeFileSystem.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -9,10 +12,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
-#include "SafeFileSystem.h"
-#include "InputFiles.h"
-#include "CheckRunner.h"
 #include <map>
+#include <optional>
 #include <thread>
 
 using namespace clang;
@@ -345,10 +346,9 @@ static std::string outsideProjectReason(StringRef Path, llvm::ArrayRef<std::stri
          llvm::join(Roots, ", ");
 }
 
-FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
-                      bool DryRun, llvm::raw_ostream &Out,
+FixSummary applyFixes(const std::vector<FindingRecord> &Errors, bool DryRun, llvm::raw_ostream &Out,
                       llvm::raw_ostream &Log, StringRef FormatStyle, StringRef DiffRoot,
-                      llvm::ArrayRef<std::string> ProjectRoots) {
+                      llvm::ArrayRef<std::string> ProjectRoots, bool DefaultStyle) {
   FixSummary Summary;
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> ConfigFiles =
       makeConfigFileSystem(llvm::vfs::getRealFileSystem());
@@ -435,22 +435,39 @@ FixSummary applyFixes(const std::vector<FindingRecord> &Errors,
           matchLineEndings(R.getReplacementText(), Before))));
     // As clang-tidy's --format-style: clean up around the edits, then format
     // the lines they changed (and only those).
+    std::optional<format::FormatStyle> Style;
     if (!FormatStyle.empty() && FormatStyle != "none") {
       // .clang-format files are read through the bounded reader (a deeply
       // nested one overflowed the YAML parser's stack), and so is an inline
       // style, which a repository's .clang-tidy can set (FormatStyle: '{...}').
+      // clang-format's parser quotes the line of a style it refuses: its
+      // diagnostics are dropped (a repository's text is never quoted).
       std::string InlineProblem =
           FormatStyle.trim().starts_with("{") ? checkYamlNesting(FormatStyle) : std::string();
-      llvm::Expected<format::FormatStyle> Style =
+      llvm::Expected<format::FormatStyle> Found =
           !InlineProblem.empty()
               ? llvm::Expected<format::FormatStyle>(llvm::createStringError(
                     std::make_error_code(std::errc::invalid_argument), "the inline style: " + InlineProblem))
-              : format::getStyle(FormatStyle, Path, "none", Before, ConfigFiles.get());
-      if (!Style) {
-        Log << "torch-syncfree: error: --format-style: " << llvm::toString(Style.takeError()) << "\n";
+              : format::getStyle(FormatStyle, Path, "none", Before, ConfigFiles.get(),
+                                 /*AllowUnknownOptions=*/false, [](const llvm::SMDiagnostic &, void *) {});
+      if (Found) {
+        Style = std::move(*Found);
+      } else if (DefaultStyle) {
+        // Nobody asked for this style: a .clang-format that cannot be used
+        // leaves the fixes unformatted, it does not fail them.
+        Log << "torch-syncfree: warning: " << printable(Path)
+            << ": fixes not formatted: " << printable(llvm::toString(Found.takeError()))
+            << " (--format-style=none turns formatting off)\n";
+      } else {
+        Log << "torch-syncfree: error: --format-style: " << printable(llvm::toString(Found.takeError()))
+            << "\n";
         Summary.Applied -= Findings, Summary.Skipped += Findings, Summary.WriteFailed = true;
         continue;
       }
+    }
+    // A style that formats nothing (`file` where no .clang-format is found,
+    // DisableFormat) leaves the fixes as the checks spell them.
+    if (Style && !Style->DisableFormat) {
       llvm::Expected<tooling::Replacements> Cleaned = format::cleanupAroundReplacements(Before, Adapted, *Style);
       llvm::Expected<tooling::Replacements> Formatted =
           Cleaned ? format::formatReplacements(Before, *Cleaned, *Style) : Cleaned.takeError();

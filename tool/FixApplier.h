@@ -26,17 +26,22 @@ struct FixSummary {
 /// are reported on \p Log. With \p DryRun, prints a unified diff instead.
 /// \p FormatStyle: as clang-tidy's --format-style ("none", "file", "llvm",
 /// "google", a `{key: value}` style): the code around each fix is cleaned up
-/// and the changed lines formatted with clang-format's library. \p DiffRoot:
+/// and the changed lines formatted with clang-format's library; a style that
+/// disables formatting ("none", "file" where no .clang-format is found, a
+/// .clang-format with `DisableFormat: true`) leaves the fixes as they are. A
+/// style that cannot be read fails the file's fixes, unless \p DefaultStyle
+/// (the style is the default, not the user's or the .clang-tidy's choice):
+/// then the fixes are written unformatted, with a warning. \p DiffRoot:
 /// the directory the diff's `a/` `b/` paths are relative to (the repository root).
 /// \p ProjectRoots: the directories files may be written under (absolute):
 /// those the user's run names (the work trees around the working directory,
 /// -p and the sources on the command line), never a header's own checkout:
 /// a repository whose -I names a sibling checkout must not get it rewritten.
 /// Empty: the work tree around each file.
-FixSummary applyFixes(const std::vector<FindingRecord> &Errors, bool DryRun,
-                      llvm::raw_ostream &Out, llvm::raw_ostream &Log,
-                      llvm::StringRef FormatStyle = "none", llvm::StringRef DiffRoot = "",
-                      llvm::ArrayRef<std::string> ProjectRoots = {});
+FixSummary applyFixes(const std::vector<FindingRecord> &Errors, bool DryRun, llvm::raw_ostream &Out,
+                      llvm::raw_ostream &Log, llvm::StringRef FormatStyle = "none",
+                      llvm::StringRef DiffRoot = "", llvm::ArrayRef<std::string> ProjectRoots = {},
+                      bool DefaultStyle = false);
 
 /// Merges insertions that several findings make at one place of a file into
 /// the first finding's (clang-apply-replacements refuses two insertions at one

@@ -19,7 +19,8 @@ public:
   TextFormatter(llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> BaseFS, bool FindingsToStderr)
       : BaseFS(std::move(BaseFS)), FindingsToStderr(FindingsToStderr) {}
 
-  void unit(const std::vector<FindingRecord> &Findings, ClangTidyContext &Context) override {
+  void unit(const std::vector<FindingRecord> &Findings, ClangTidyContext &Context,
+            llvm::StringRef NotCompiled) override {
     if (Findings.empty())
       return;
     // clang's snippet printer shows every line a fix-it touches (up to 16): a
@@ -71,6 +72,11 @@ public:
       for (const clang::tooling::DiagnosticMessage &Note : Error.Notes)
         Line(Note, "note", "");
     }
+    // JSON and SARIF mark each such finding "incomplete"; the text says it once.
+    if (!NotCompiled.empty())
+      OS << "torch-syncfree: note: " << printable(NotCompiled) << " does not compile: "
+         << (Findings.size() == 1 ? "the finding above is" : "the findings above are")
+         << " from an incomplete analysis and may be wrong; fix the compile error and run again\n";
     OS.flush();
   }
 

@@ -17,9 +17,10 @@ namespace torch_syncfree {
 class FindingFormatter {
 public:
   virtual ~FindingFormatter() = default;
-  /// One unit's findings, in unit order (Context: the unit's clang-tidy context).
-  virtual void unit(const std::vector<FindingRecord> &Findings,
-                    clang::tidy::ClangTidyContext &Context) {}
+  /// One unit's findings, in unit order (Context: the unit's clang-tidy context;
+  /// NotCompiled: the unit's file when it does not compile, its findings incomplete).
+  virtual void unit(const std::vector<FindingRecord> &Findings, clang::tidy::ClangTidyContext &Context,
+                    llvm::StringRef NotCompiled) {}
   /// The run's findings as reported, once, after every unit.
   /// Notices: what the repository's configuration changed (ConfigAudit.h).
   virtual void finish(const std::vector<ReportedFinding> &Reported,

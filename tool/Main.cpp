@@ -47,9 +47,10 @@ cl::opt<bool> DryRun("dry-run", cl::desc("With --fix: print a unified diff, writ
                      cl::cat(Category));
 cl::opt<std::string> FormatStyleOption(
     "format-style",
-    cl::desc("With --fix: format the code around each fix as clang-tidy does: none (default), "
-             "file (.clang-format), llvm, google, ... or {key: value, ...}; default: the "
-             ".clang-tidy FormatStyle"),
+    cl::desc("With --fix: format the lines each fix changes as clang-tidy does: file (the fixed "
+             "file's .clang-format; nothing when it has none), none, llvm, google, ... or "
+             "{key: value, ...}; default: the .clang-tidy FormatStyle, else file (none with "
+             "--ignore-repo-config)"),
     cl::value_desc("style"), cl::cat(Category));
 cl::opt<bool> FixErrors("fix-errors",
                         cl::desc("Apply fixes even to translation units that do not compile"),

@@ -24,6 +24,9 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(const RunOptions &
   Defaults.Checks = "-*,torch-sync-*";
   Defaults.HeaderFilterRegex = ".*"; // user headers too; system headers never
   Defaults.SystemHeaders = false;
+  // --fix formats the lines it changes with the file's .clang-format, if any
+  // (exportAndFix); --ignore-repo-config ignores that file too.
+  Defaults.FormatStyle = Options.IgnoreRepoConfig ? "none" : "file";
   ClangTidyOptions Overrides;
   if (!Options.ChecksGlobs.empty())
     Overrides.Checks = "-*," + Options.ChecksGlobs;

@@ -39,9 +39,10 @@ std::unique_ptr<FindingFormatter> makeFormatter(const RunOptions &Options, const
 
 /// The findings of every unit end in B.AllFindings, in location order.
 void printFindings(const RunOptions &Options, Batch &B) {
-  for (UnitResult &Unit : B.Units) {
+  for (size_t I = 0; I < B.Units.size(); ++I) {
+    UnitResult &Unit = B.Units[I];
     if (Unit.Context)
-      B.Formatter->unit(Unit.Findings, *Unit.Context);
+      B.Formatter->unit(Unit.Findings, *Unit.Context, Unit.CompileError.empty() ? "" : B.Files[I]);
     for (FindingRecord &Error : Unit.Findings)
       B.AllFindings.push_back(std::move(Error));
   }
@@ -102,15 +103,24 @@ std::optional<int> exportAndFix(const RunOptions &Options, Batch &B) {
     raw_ostream &DiffOut =
         Options.Format == OutputFormat::Text && Options.ExportFixes != "-" ? outs() : errs();
     pauseForTesting("before-fixes");
-    std::string Style = Options.FormatStyle.value_or("");
-    if (!Options.FormatStyle) {
+    // The style: --format-style, else a FormatStyle the configuration sets
+    // (.clang-tidy, --config), else `file`: each fixed file's .clang-format,
+    // if it has one (none with --ignore-repo-config: the repository's
+    // .clang-format is its configuration too).
+    std::optional<std::string> Style = Options.FormatStyle;
+    if (!Style) {
       SmallString<256> Here;
       std::ignore = sys::fs::current_path(Here);
       sys::path::append(Here, "-");
-      Style = makeOptionsProvider(Options)->getOptions(Here).FormatStyle.value_or("none");
+      for (const auto &[Config, Source] : makeOptionsProvider(Options)->getRawOptions(Here))
+        if (Config.FormatStyle && Source != ClangTidyOptionsProvider::OptionsSourceTypeDefaultBinary)
+          Style = Config.FormatStyle;
     }
-    B.Fixes =
-        applyFixes(AllFindings, Options.DryRun, DiffOut, errs(), Style, SarifRoot, userProjectRoots(Options));
+    bool DefaultStyle = !Style;
+    if (!Style)
+      Style = Options.IgnoreRepoConfig ? "none" : "file";
+    B.Fixes = applyFixes(AllFindings, Options.DryRun, DiffOut, errs(), *Style, SarifRoot,
+                         userProjectRoots(Options), DefaultStyle);
     errs() << "torch-syncfree: " << (Options.DryRun ? "would apply " : "applied ") << B.Fixes.Applied
            << " fix(es) to " << B.Fixes.FilesChanged << " file(s)";
     if (B.Fixes.Skipped)

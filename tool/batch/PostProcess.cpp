@@ -59,9 +59,15 @@ std::optional<int> postProcess(const RunOptions &Options, Batch &B) {
         errs() << "torch-syncfree: error: " << printable(Files[I])
                << " does not compile: " << printable(Unit.CompileError) << "\n";
       CompileFailed = true;
-      if (!Options.FixErrors)
-        for (FindingRecord &Error : Unit.Findings)
+      // The analysis saw part of the unit (a declaration clang dropped, a use it
+      // never parsed): its findings are reported, marked incomplete (JSON,
+      // SARIF, a note in the text), and not fixed unless --fix-errors.
+      for (FindingRecord &Error : Unit.Findings) {
+        if (Error.Facts)
+          Error.Facts->Incomplete = true;
+        if (!Options.FixErrors)
           Error.Message.Fix.clear();
+      }
     }
     // A header seen from many translation units is reported (and fixed) once. Two
     // units that want different fixes at one place (different macros, say) get

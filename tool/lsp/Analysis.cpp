@@ -469,6 +469,14 @@ AnalysisResult analyseDocument(const AnalysisInputs &In, const std::shared_ptr<D
       continue;
     Result.Findings.push_back(std::move(E));
   }
+  // As in the batch: the findings of a file that does not compile say so in
+  // their data and offer no quick fix (the analysis saw part of the file).
+  if (ReportedCompileError)
+    for (FindingRecord &E : Result.Findings) {
+      if (E.Facts)
+        E.Facts->Incomplete = true;
+      E.Message.Fix.clear();
+    }
   return Result;
 }
 

@@ -183,6 +183,23 @@ if scenario == "basic":
     print("unknown method:", c.wait_response(rid)["error"]["code"])
     print("exit status:", c.close())
 
+elif scenario == "incomplete":
+    # A file that does not compile: one diagnostic says so, and each finding's
+    # data says it is incomplete, with no quick fix; a file that compiles
+    # beside it is complete (WORKDIR holds broken.cpp and good.cpp).
+    names = ["broken.cpp", "good.cpp"]
+    write_db(work, [{"directory": work, "file": os.path.join(work, n),
+                     "command": "clang++ -std=c++17 -isystem %s -c %s" % (mock, n)} for n in names])
+    c = Client()
+    for n in names:
+        source = os.path.join(work, n)
+        c.open(source, open(source).read())
+        for d in c.diagnostics(uri_of(source)):
+            data = d.get("data") or {}
+            print("diagnostic: %s:%d %s incomplete=%s fixable=%s" % (
+                n, d["range"]["start"]["line"] + 1, d["code"], data.get("incomplete"), data.get("fixable")))
+    print("exit status:", c.close())
+
 elif scenario == "pch-crash":
     # Issue 38, hole 4: a header of the leading #include block crashes clang.
     # The shared PCH is compiled in a worker process: that build fails, the
