@@ -64,18 +64,6 @@ static const Stmt *owningBody(const VarDecl *VD) {
   return nullptr;
 }
 
-/// `std::tie(a, b, ...)` with \p D among its arguments: D's position there.
-static std::optional<unsigned> tiePosition(const Expr *E, const ValueDecl *D) {
-  const auto *Call = dyn_cast_or_null<CallExpr>(ignoreWrappers(E));
-  if (!isStdTie(Call))
-    return std::nullopt;
-  for (unsigned I = 0; I < Call->getNumArgs(); ++I)
-    if (const auto *Ref = dyn_cast<DeclRefExpr>(Call->getArg(I)->IgnoreParenImpCasts());
-        Ref && Ref->getDecl() == D)
-      return I;
-  return std::nullopt;
-}
-
 bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
   // `t.accessor<T, N>()` checks that t is a CPU tensor (it throws otherwise;
   // `packed_accessor` is the GPU one): a tensor variable the function never
@@ -175,49 +163,26 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
   const Stmt *Body = owningBody(VD);
   if (!Body || !InProgress.insert(VD).second)
     return std::nullopt; // a cycle (x = x.cuda()): the other definitions decide
-  auto Evaluate = [&](const Expr *Value) -> std::optional<Placement> {
-    return AsDevice ? devicePlacement(Value) : tensorPlacementImpl(Value);
-  };
-  if (const Expr *Init = isa<ParmVarDecl>(VD) ? nullptr : VD->getInit()) {
-    // `Tensor t;` is an undefined tensor: it takes a device only when assigned.
-    const auto *Construct = dyn_cast<CXXConstructExpr>(ignoreWrappers(Init));
-    if (!(Construct && Construct->getNumArgs() == 0))
-      Result = Evaluate(Init);
-  }
-  for (const DeclRefExpr *Ref : TU.referencesTo(*Body, VD)) {
-    DynTypedNodeList Parents = Ctx.getParents(*Ref);
-    if (Parents.empty())
-      continue;
-    const Expr *Parent = Parents[0].get<Expr>();
-    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent)) {
-      if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
-          ignoreWrappers(Op->getArg(0)) == Ref) {
-        Result = join(Result, Evaluate(Op->getArg(1)));
+  // Every definition the value-flow core sees in the function, wherever it is:
+  // the declaration, assignments, `std::tie(..) = rhs` elements, and the opaque
+  // ones (passed to code that may assign it, aliased).
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(isa<ParmVarDecl>(VD) ? VD->getDeclContext()
+                                                                       : VD->getParentFunctionOrMethod());
+  if (const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr) {
+    for (const ValueDefinition &Definition : Flow->definitions()) {
+      if (Definition.Variable != VD)
+        continue;
+      if (Definition.isOpaque()) {
+        Result = join(Result, std::optional<Placement>(Placement::Unknown));
         continue;
       }
+      const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Definition.Value));
+      if (!Definition.Value || (!Definition.Element && Construct && Construct->getNumArgs() == 0))
+        continue; // `Tensor t;` is undefined: it takes a device only when assigned
+      Result = join(Result, definitionPlacement({Definition.Value, Definition.Element}, AsDevice));
     }
-    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Parent)) {
-      if (BO->isAssignmentOp() && ignoreWrappers(BO->getLHS()) == Ref)
-        Result = join(Result, Evaluate(BO->getRHS()));
-      continue;
-    }
-    // Passed by non-const reference to a function we cannot see: anything goes.
-    if (const auto *Call = dyn_cast_or_null<CallExpr>(Parent)) {
-      if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
-        continue;
-      if (std::optional<unsigned> Position = tiePosition(Call, VD)) {
-        // `std::tie(a, b) = rhs`: a is rhs's element 0; a tie kept for later
-        // (`auto t = std::tie(a, b);`) may change a anywhere.
-        const Expr *Assigned = assignedValue(Ctx, Call);
-        Result = join(Result, Assigned && !AsDevice ? elementPlacement(Assigned, Position)
-                                                    : std::optional(Placement::Unknown));
-        continue;
-      }
-      const FunctionDecl *FD = Call->getDirectCallee();
-      for (unsigned I = 0; I < Call->getNumArgs(); ++I)
-        if (ignoreWrappers(Call->getArg(I)) == Ref && argumentMayBeModified(FD, I) && !isInTorchNamespace(FD))
-          Result = join(Result, std::optional<Placement>(Placement::Unknown));
-    }
+  } else {
+    Result = join(Result, std::optional<Placement>(Placement::Unknown)); // no CFG: nothing is known
   }
   InProgress.erase(VD);
   if (!Result && !AsDevice)

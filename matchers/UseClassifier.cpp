@@ -2,6 +2,7 @@
 #include "DeviceInference.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
+#include "analysis/ValueFlow.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 #include <functional>
@@ -433,13 +434,13 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
 }
 
 UseVerdict UseClassifier::classifyFilledVariable(const VarDecl *VD, const Stmt *Writer) {
-  UseVerdict V = classifyVariable(VD, nullptr, 0, Writer);
+  UseVerdict V = classifyVariable(VD, /*Store=*/nullptr, nullptr, 0, Writer);
   V.LoopLine = enclosingLoopLine(Writer);
   noteLogInterval(V, Writer);
   return V;
 }
 
-UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except,
+UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Stmt *Store, const Expr *Except,
                                            unsigned Depth, const Stmt *SkipWithin) {
   std::string Name = "`" + VD->getNameAsString() + "`";
   if (!VD->hasLocalStorage() || VD->getType()->isReferenceType())
@@ -450,9 +451,14 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Expr *Except
     return verdict(Dependency::True, "the value is stored in " + Name);
   UseJoin Join{"through " + Name};
   const SourceManager &SM = Ctx.getSourceManager();
+  // The value-flow core says which reads see the stored value: not those
+  // before the store, nor those after another store replaces it.
+  const FunctionValueFlow *Flow = Store ? TU.valueFlow(FD) : nullptr;
   for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), VD)) {
     if (SkipWithin && startsWithin(SM, Ref, SkipWithin))
       continue; // the writer's own reference
+    if (std::optional<bool> Sees = Flow ? Flow->reaches(Store, VD, Ref) : std::nullopt; Sees && !*Sees)
+      continue;
     // The assignment that stores the value: `x = 0.9 * x + 0.1 * v` reads the old x
     // to make the new one, which is followed through x's other uses.
     if (Except && startsWithin(SM, Ref, Except))
@@ -518,7 +524,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
     };
 
     if (const auto *VD = P.get<VarDecl>())
-      return classifyVariable(VD, nullptr, Depth + 1);
+      return classifyVariable(VD, firstParent(Ctx, P).get<DeclStmt>(), nullptr, Depth + 1);
 
     const Stmt *PS = P.get<Stmt>();
     if (!PS)
@@ -544,7 +550,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
         if (Op->getOperator() == OO_Equal && IsRightOperand) {
           if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(Op->getArg(0))))
             if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
-              return classifyVariable(VD, Op, Depth + 1);
+              return classifyVariable(VD, Op, Op, Depth + 1);
           return verdict(Dependency::True, "the value is written to host memory");
         }
         bool TensorOperand = false;
@@ -642,7 +648,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
             return verdict(Dependency::False, "the value is accumulated into a host metric");
           if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(BO->getLHS())))
             if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
-              return classifyVariable(VD, BO, Depth + 1);
+              return classifyVariable(VD, BO, BO, Depth + 1);
           if (const auto *Subscript = dyn_cast<CXXOperatorCallExpr>(BO->getLHS()->IgnoreParenImpCasts());
               Subscript && Subscript->getOperator() == OO_Subscript)
             if (const VarDecl *Container = localContainer(Subscript->getArg(0)))

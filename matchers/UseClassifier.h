@@ -74,7 +74,10 @@ private:
   UseVerdict classifyUseImpl(const clang::Expr *E, unsigned Depth,
                              llvm::SmallVectorImpl<const clang::Expr *> &Visited);
   llvm::DenseMap<std::pair<const void *, unsigned>, UseVerdict> UseMemo;
-  UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Expr *Except,
+  /// The uses of the value \p Store (a declaration or an assignment; null:
+  /// every read) puts in \p VD, joined; references inside \p Except and
+  /// \p SkipWithin are not uses.
+  UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Stmt *Store, const clang::Expr *Except,
                               unsigned Depth, const clang::Stmt *SkipWithin = nullptr);
   bool isLoggingMacroArgument(const clang::Expr *E) const;
   /// A call of a function this TU does not define (the program's own metrics

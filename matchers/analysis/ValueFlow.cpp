@@ -141,6 +141,15 @@ void FunctionValueFlow::findAliases() {
         Alias(Ref->getDecl(), Ref);
       if (const auto *Address = Parent.get<UnaryOperator>(); Address && Address->getOpcode() == UO_AddrOf)
         Alias(Ref->getDecl(), Ref);
+      // A tie kept for later (`auto t = std::tie(a, b);`) writes a and b when
+      // assigned; only `std::tie(a, b) = rhs` itself is a definition.
+      if (const auto *Tie = Parent.get<CallExpr>(); Tie && isStdTie(Tie)) {
+        const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(
+            ancestorSkipping<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(Ctx, Tie)
+                .get<Stmt>());
+        if (!Assign || Assign->getOperator() != OO_Equal || ignoreWrappers(Assign->getArg(0)) != Tie)
+          Alias(Ref->getDecl(), Tie);
+      }
     }
     // A lambda that captures x by reference and assigns it, whenever it runs.
     if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
@@ -257,6 +266,19 @@ std::optional<ReachingDefinitions> FunctionValueFlow::reachingAt(const ValueDecl
   if (auto Alias = AliasDefinition.find(D); Alias != AliasDefinition.end() && !State.test(Alias->second))
     Result.Definitions.insert(llvm::lower_bound(Result.Definitions, Alias->second), Alias->second);
   return Result;
+}
+
+std::optional<bool> FunctionValueFlow::reaches(const Stmt *Site, const ValueDecl *D, const Expr *Read) const {
+  if (AliasDefinition.count(D))
+    return true;
+  std::optional<unsigned> Made;
+  for (unsigned I = 0; I < Definitions.size() && !Made; ++I)
+    if (Definitions[I].Site == Site && Definitions[I].Variable == D)
+      Made = I;
+  std::optional<ReachingDefinitions> At = Made ? reachingAt(D, Read) : std::nullopt;
+  if (!At)
+    return std::nullopt;
+  return llvm::is_contained(At->Definitions, *Made);
 }
 
 bool FunctionValueFlow::sameDefinition(const DeclRefExpr *A, const DeclRefExpr *B) const {

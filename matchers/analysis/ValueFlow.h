@@ -79,6 +79,12 @@ public:
 
   const clang::FunctionDecl *function() const { return Function; }
   llvm::ArrayRef<ValueDefinition> definitions() const { return Definitions; }
+  /// Whether the definition of \p D that \p Site makes (a declaration, an
+  /// assignment) reaches \p Read: the def-use question of the use classifier.
+  /// nullopt when the core cannot say (a read inside a lambda, or Site makes no
+  /// definition of D). An aliased variable's definitions reach every read.
+  std::optional<bool> reaches(const clang::Stmt *Site, const clang::ValueDecl *D,
+                              const clang::Expr *Read) const;
 
   /// The definitions of D (a variable or a structured binding of this
   /// function) that reach Read. nullopt when the CFG cannot answer: Read is

@@ -147,3 +147,38 @@ void moving_average(int steps) {
   // CHECK-MESSAGES: :[[@LINE-1]]:42: warning: `item()` on a GPU tensor copies the value to the host and waits for all queued GPU work; false dependency: through `running`, the value is only logged (every iteration of the loop at line [[@LINE-2]]);
   std::cout << running;
 }
+
+// Only the reads a store reaches are its uses (the value-flow core): a read
+// after another store replaces the value, or before the store, does not decide.
+void replaced_before_the_branch(int steps) {
+  auto loss = torch::randn({}, torch::kCUDA);
+  for (int step = 0; step < steps; ++step) {
+    float value = loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: `item()` on a GPU tensor {{.*}}; false dependency: through `value`, the value is only logged (every iteration of the loop at line [[@LINE-2]]);
+    std::printf("%f\n", value);
+    value = 0;
+    if (value > 1)
+      break;
+  }
+}
+void branch_before_the_store() {
+  auto loss = torch::randn({}, torch::kCUDA);
+  float value = 0;
+  if (value > 1)
+    return;
+  value = loss.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: `item()` on a GPU tensor {{.*}}; false dependency: through `value`, the value is only logged;
+  std::printf("%f\n", value);
+}
+// The next iteration's branch reads the stored value: it decides.
+void branch_next_iteration(int steps) {
+  auto loss = torch::randn({}, torch::kCUDA);
+  float value = 0;
+  for (int step = 0; step < steps; ++step) {
+    if (value > 1)
+      break;
+    value = loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `item()` on a GPU tensor {{.*}}; true dependency: through `value`, the value decides an `if` (every iteration of the loop at line [[@LINE-4]]);
+    std::printf("%f\n", value);
+  }
+}

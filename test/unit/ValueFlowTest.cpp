@@ -217,6 +217,13 @@ TEST(ValueFlow, AMutableReferenceOrAnAddressAliasesTheVariable) {
            "  const torch::Tensor &view = v;\n"
            "  probe(v);\n"
            "  probe(view);\n"
+           "  auto a = torch::ones({2}), b = torch::ones({2});\n"
+           "  auto later = std::tie(a, b);\n"
+           "  later = std::make_tuple(torch::ones({2}).cuda(), torch::ones({2}).cuda());\n"
+           "  probe(a);\n"
+           "  torch::Tensor c, d;\n"
+           "  std::tie(c, d) = std::make_tuple(torch::ones({2}), torch::ones({2}).cuda());\n"
+           "  probe(c);\n"
            "}");
   ASSERT_TRUE(P.ok());
   // Writes through the alias are not t's definitions: the alias's definition
@@ -232,6 +239,11 @@ TEST(ValueFlow, AMutableReferenceOrAnAddressAliasesTheVariable) {
   EXPECT_EQ(P.reachingLines(2), Lines({9}));
   EXPECT_EQ(P.placement(2), Placement::Cpu);
   EXPECT_EQ(P.placement(3), Placement::Cpu);
+  // A tie kept for later aliases its arguments; `std::tie(c, d) = rhs` defines them.
+  EXPECT_EQ(P.reachingLines(4), Lines({13, 14}));
+  EXPECT_EQ(P.placement(4), Placement::Unknown);
+  EXPECT_EQ(P.reachingLines(5), Lines({18}));
+  EXPECT_EQ(P.placement(5), Placement::Cpu);
 }
 
 TEST(ValueFlow, ALambdaAssigningAByReferenceCaptureAliasesIt) {
