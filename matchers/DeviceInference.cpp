@@ -1,6 +1,7 @@
 #include "DeviceInference.h"
 #include "ApiFacts.h"
 #include "TorchApi.h"
+#include "analysis/Containers.h"
 #include "analysis/ValueFlow.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
@@ -664,7 +665,6 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
 }
 
 std::optional<Placement> DeviceOracle::containerAccessPlacement(const Expr *E) {
-  static const llvm::StringSet<> Accessors = {"at", "front", "back", "value", "operator[]"};
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     // `v[i]` and a dereference `*it` (one argument: `0.1 * t` is a product).
     bool Access = Op->getOperator() == OO_Subscript ||
@@ -676,8 +676,8 @@ std::optional<Placement> DeviceOracle::containerAccessPlacement(const Expr *E) {
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     const Expr *Object = MC->getImplicitObjectArgument();
     const CXXMethodDecl *Method = MC->getMethodDecl();
-    if (Object && Method && !isTensorType(Object->getType()) &&
-        Method->getParent()->isInStdNamespace() && Accessors.contains(calleeName(MC)))
+    if (Object && Method && !isTensorType(Object->getType()) && Method->getParent()->isInStdNamespace() &&
+        containerOp(calleeName(MC)) == ContainerOp::ElementAccess)
       return elementPlacement(Object, std::nullopt);
   }
   return std::nullopt;
@@ -792,12 +792,6 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
 /// nullopt when it only reads.
 std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
                                                              std::optional<unsigned> Index) {
-  static const llvm::StringSet<> Adders = {"push_back", "emplace_back", "insert", "push_front",
-                                           "emplace", "assign", "resize"};
-  static const llvm::StringSet<> Readers = {
-      "size", "empty", "begin", "end", "cbegin", "cend", "rbegin", "rend", "at", "front",
-      "back", "operator[]", "reserve", "clear", "pop_back", "capacity", "erase", "value",
-      "has_value", "reset"};
   if (escapes(Ctx, Ref))
     return Placement::Unknown;
   if (const Expr *Assigned = assignedValue(Ctx, Ref))
@@ -817,7 +811,8 @@ std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
     DynTypedNodeList Calls = Ctx.getParents(*Member);
     const auto *MC = Calls.empty() ? nullptr : Calls[0].get<CXXMemberCallExpr>();
     StringRef Name = MC ? calleeName(MC) : StringRef();
-    if (MC && Adders.contains(Name)) {
+    ContainerOp Op = MC ? containerOp(Name) : ContainerOp::Unknown;
+    if (Op == ContainerOp::Add) {
       // Tensors join; an iterator range or another container is not followed.
       for (const Expr *Arg : MC->arguments()) {
         const Expr *Inner = ignoreWrappers(Arg);
@@ -828,7 +823,7 @@ std::optional<Placement> DeviceOracle::containerUsePlacement(const Expr *Ref,
       }
       return Result;
     }
-    if (!MC || !Readers.contains(Name))
+    if (Op == ContainerOp::Unknown)
       return Placement::Unknown; // data(), swap(), ...
     Access = MC;
   } else if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {

@@ -1,6 +1,7 @@
 #include "PinnedMemory.h"
 #include "ApiFacts.h"
 #include "TorchApi.h"
+#include "analysis/Containers.h"
 #include "analysis/ValueFlow.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
@@ -69,13 +70,8 @@ static Pinning join(Pinning A, Pinning B) { return A == B ? A : Pinning::Unknown
 
 /// A local sequence container of tensors (std::vector, std::deque, std::array).
 static bool isTensorSequence(QualType T) {
-  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
-      T.getNonReferenceType()->getAsCXXRecordDecl());
-  if (!Spec || !Spec->isInStdNamespace() || Spec->getTemplateArgs().size() < 1 ||
-      !llvm::is_contained({"vector", "deque", "array"}, Spec->getName()))
-    return false;
-  const TemplateArgument &Element = Spec->getTemplateArgs()[0];
-  return Element.getKind() == TemplateArgument::Type && isTensorType(Element.getAsType());
+  QualType Element;
+  return isStdContainer(T, /*Maps=*/false, &Element) && !Element.isNull() && isTensorType(Element);
 }
 
 /// Where tensors are kept that the analysis can follow: a local variable (not a
@@ -130,7 +126,7 @@ static const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
     if (Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
       Container = Op->getArg(0);
   } else if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E)) {
-    if (llvm::is_contained({"at", "front", "back"}, calleeName(MC)))
+    if (containerOp(calleeName(MC)) == ContainerOp::ElementAccess)
       Container = MC->getImplicitObjectArgument();
   } else if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E)) {
     const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
@@ -201,9 +197,6 @@ static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstr
 /// element written in place: `c[i].add_(..)`).
 static std::optional<std::vector<ContainerStore>> containerStores(TranslationUnitAnalysis &TU,
                                                                   const ValueDecl *Container) {
-  static const llvm::StringSet<> Readers = {"size", "empty", "begin", "end", "cbegin", "cend",
-                                            "at", "front", "back", "operator[]", "reserve",
-                                            "capacity"};
   ASTContext &Ctx = TU.context();
   std::optional<std::vector<const Expr *>> Uses = storageUses(TU, Container);
   if (!Uses)
@@ -227,13 +220,14 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
     if (isa_and_nonnull<LambdaExpr>(Parent))
       continue; // a capture: the lambda body's uses are among these uses
     if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Parent)) {
-      StringRef Name = calleeName(MC);
-      if ((Name == "push_back" || Name == "emplace_back") && MC->getNumArgs() == 1 &&
-          isTensorType(MC->getArg(0)->getType())) {
+      // One tensor added (push_back, emplace_back, push_front) is a store;
+      // removing elements leaves the others as they were.
+      ContainerOp Op = containerOp(calleeName(MC));
+      if (Op == ContainerOp::Add && MC->getNumArgs() == 1 && isTensorType(MC->getArg(0)->getType())) {
         Stores.push_back({MC->getArg(0), MC, InCtor(MC)});
         continue;
       }
-      if (!Readers.contains(Name))
+      if (Op == ContainerOp::Add || Op == ContainerOp::Unknown)
         return std::nullopt;
       if (writesElement(consumerOf(Ctx, MC)))
         return std::nullopt;

@@ -2,6 +2,7 @@
 #include "DeviceInference.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
+#include "analysis/Containers.h"
 #include "analysis/ValueFlow.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
@@ -360,12 +361,7 @@ const VarDecl *UseClassifier::localContainer(const Expr *Object) {
   const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
   if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
     return nullptr;
-  const auto *RD = VD->getType()->getAsCXXRecordDecl();
-  static const llvm::StringSet<> Containers = {"map", "unordered_map", "vector", "deque",
-                                               "list", "array"};
-  if (!RD || !RD->isInStdNamespace() || !Containers.contains(RD->getName()))
-    return nullptr;
-  return VD;
+  return isStdContainer(VD->getType(), /*Maps=*/true) ? VD : nullptr;
 }
 
 UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt *Writer,
@@ -388,15 +384,13 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
           Loop && Loop->getLoopVariable() != Range)
         Parent = Loop;
     // Other writes: `c[k] = ...`, `c.push_back(...)`, `c.clear()`.
-    if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent)) {
-      StringRef Method = Member->getMemberDecl()->getName();
-      if (Method == "push_back" || Method == "emplace_back" || Method == "insert" ||
-          Method == "emplace" || Method == "clear" || Method == "reserve")
+    // Other writes (`c.push_back(...)`, `c.clear()`) and the count of elements,
+    // not their values (`for (i = 0; i < c.size(); ++i)`).
+    if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent);
+        Member && Member->getMemberDecl()->getDeclName().isIdentifier())
+      if (ContainerOp Op = containerOp(Member->getMemberDecl()->getName());
+          Op == ContainerOp::Add || Op == ContainerOp::Remove || Op == ContainerOp::Inspect)
         continue;
-      // The count of elements, not their values (`for (i = 0; i < c.size(); ++i)`).
-      if (Method == "size" || Method == "empty" || Method == "capacity")
-        continue;
-    }
     if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Subscript && Subscript->getOperator() == OO_Subscript) {
       DynTypedNodeList Up = Ctx.getParents(*Subscript);

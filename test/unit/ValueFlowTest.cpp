@@ -8,6 +8,7 @@
 #include "PinnedMemory.h"
 #include "TensorFacts.h"
 #include "TranslationUnitAnalysis.h"
+#include "analysis/Containers.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Frontend/ASTUnit.h"
@@ -344,6 +345,32 @@ TEST(ValueFlow, ContainersAndFieldsJoinTheirStores) {
                "};");
   ASSERT_TRUE(Field.ok());
   EXPECT_EQ(Field.placement(0), Placement::Gpu);
+}
+
+TEST(ValueFlow, OneContainerVocabularyServesPlacementAndPinning) {
+  EXPECT_EQ(containerOp("push_back"), ContainerOp::Add);
+  EXPECT_EQ(containerOp("front"), ContainerOp::ElementAccess);
+  EXPECT_EQ(containerOp("size"), ContainerOp::Inspect);
+  EXPECT_EQ(containerOp("begin"), ContainerOp::Iterate);
+  EXPECT_EQ(containerOp("clear"), ContainerOp::Remove);
+  EXPECT_EQ(containerOp("swap"), ContainerOp::Unknown);
+  // Elements removed leave the others pinned (pinning knew only push_back and
+  // reads before the shared model: clear() made the buffer unknown); a swap
+  // is not followed, by either analysis.
+  Parsed P("void f() {\n"
+           "  std::vector<torch::Tensor> staged, other, third;\n"
+           "  staged.push_back(torch::empty({2}).pin_memory());\n"
+           "  staged.push_back(torch::empty({2}).pin_memory());\n"
+           "  staged.pop_back();\n"
+           "  probe(staged.front());\n"
+           "  other.push_back(torch::empty({2}).pin_memory());\n"
+           "  other.swap(third);\n"
+           "  probe(other.front());\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.pinning(0), Pinning::Pinned);
+  EXPECT_EQ(P.pinning(1), Pinning::Unknown);
+  EXPECT_EQ(P.placement(1), Placement::Unknown);
 }
 
 TEST(ValueFlow, PinningFollowsTheDefinitionsThatReachTheRead) {
