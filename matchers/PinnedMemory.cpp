@@ -9,7 +9,6 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
-#include "llvm/ADT/StringSet.h"
 #include <functional>
 
 using namespace clang;
@@ -72,7 +71,7 @@ static bool isTensorSequence(QualType T) {
   const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
       T.getNonReferenceType()->getAsCXXRecordDecl());
   if (!Spec || !Spec->isInStdNamespace() || Spec->getTemplateArgs().size() < 1 ||
-      !llvm::is_contained({"vector", "deque", "array"}, Spec->getName()))
+      !hasHostApiTrait(Spec->getName(), IndexedSequence))
     return false;
   const TemplateArgument &Element = Spec->getTemplateArgs()[0];
   return Element.getKind() == TemplateArgument::Type && isTensorType(Element.getAsType());
@@ -130,7 +129,7 @@ static const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
     if (Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
       Container = Op->getArg(0);
   } else if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E)) {
-    if (llvm::is_contained({"at", "front", "back"}, calleeName(MC)))
+    if (hasHostApiTrait(calleeName(MC), ElementAccess))
       Container = MC->getImplicitObjectArgument();
   } else if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E)) {
     const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
@@ -185,7 +184,7 @@ static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstr
   const auto *Views = dyn_cast<CXXMemberCallExpr>(Init);
   if (Views && isInTorchNamespace(Views->getDirectCallee()) &&
       isTensorType(Views->getImplicitObjectArgument()->getType()) &&
-      llvm::is_contained({"split", "chunk", "unbind", "tensor_split", "split_with_sizes"}, calleeName(Views))) {
+      hasApiTrait(calleeName(Views), SplitsIntoViews)) {
     Stores.push_back({Views->getImplicitObjectArgument(), Statement, InConstructor});
     return true;
   }
@@ -201,9 +200,6 @@ static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstr
 /// element written in place: `c[i].add_(..)`).
 static std::optional<std::vector<ContainerStore>> containerStores(TranslationUnitAnalysis &TU,
                                                                   const ValueDecl *Container) {
-  static const llvm::StringSet<> Readers = {"size", "empty", "begin", "end", "cbegin", "cend",
-                                            "at", "front", "back", "operator[]", "reserve",
-                                            "capacity"};
   ASTContext &Ctx = TU.context();
   std::optional<std::vector<const Expr *>> Uses = storageUses(TU, Container);
   if (!Uses)
@@ -233,7 +229,7 @@ static std::optional<std::vector<ContainerStore>> containerStores(TranslationUni
         Stores.push_back({MC->getArg(0), MC, InCtor(MC)});
         continue;
       }
-      if (!Readers.contains(Name))
+      if (!hasHostApiTrait(Name, KeepsElements))
         return std::nullopt;
       if (writesElement(consumerOf(Ctx, MC)))
         return std::nullopt;
