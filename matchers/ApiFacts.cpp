@@ -1,6 +1,7 @@
 #include "ApiFacts.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include <cassert>
 #include <vector>
@@ -12,20 +13,23 @@ namespace {
 struct ApiFact {
   llvm::StringRef Name;
   unsigned Traits;
+  /// The fully-qualified spellings matchers use, space-separated (where a check
+  /// names the function's homes); each ends in `::Name`.
+  llvm::StringRef Qualified = "";
 };
 
-// The table. A name appears once, with all its traits.
+// LibTorch's table. A name appears once, with all its traits.
 constexpr unsigned Wait = WaitingOp, Dyn = DataDependentShape | WaitingOp, Linalg = WaitingOp | CheckedLinalg;
-const ApiFact Facts[] = {
+constexpr ApiFact Facts[] = {
     // Value reads and waiting ops (docs/catalog.md, measured on an H200).
     {"item", ValueRead},
     {"_local_scalar_dense", ValueRead},
     {"cpu", ValueRead | DeviceMove | KindPreserving},
     {"print", ValueRead},
     {"toString", ValueRead},
-    {"is_nonzero", Wait},
-    {"equal", Wait},
-    {"allclose", Wait},
+    {"is_nonzero", Wait | HostBool},
+    {"equal", Wait | HostBool},
+    {"allclose", Wait | HostBool},
     {"masked_select", Wait | KindPreserving},
     {"linalg_inv", Linalg},
     {"linalg_cholesky", Linalg},
@@ -46,13 +50,11 @@ const ApiFact Facts[] = {
     {"repeat_interleave", Dyn},
     {"bincount", Dyn | IntegerResult},
     {"histc", Dyn},
-    // Barriers.
-    {"synchronize", Barrier},
-    {"device_synchronize", Barrier},
-    {"cudaDeviceSynchronize", Barrier},
-    {"cudaStreamSynchronize", Barrier},
-    {"cudaEventSynchronize", Barrier},
-    {"cudaMemcpy", Barrier},
+    // Barriers (the CUDA runtime's are in the host table: RuntimeWait).
+    {"synchronize", Barrier | Synchronize,
+     "::torch::cuda::synchronize ::c10::cuda::CUDAStream::synchronize ::at::cuda::CUDAEvent::synchronize "
+     "::c10::Stream::synchronize ::c10::Event::synchronize"},
+    {"device_synchronize", Barrier | Synchronize, "::c10::cuda::device_synchronize"},
     {"clip_grad_norm_", Barrier | FloatingResult},
     // Factories.
     {"zeros", Factory | DeterministicFill},
@@ -200,41 +202,254 @@ const ApiFact Facts[] = {
     {"operator[]", View},
     {"as_strided", View},
     {"unfold", View},
+    // Views split off one tensor.
+    {"split", SplitsIntoViews},
+    {"chunk", SplitsIntoViews},
+    {"unbind", SplitsIntoViews},
+    {"tensor_split", SplitsIntoViews},
+    {"split_with_sizes", SplitsIntoViews},
+    // Check and assert macros (c10/util/Exception.h).
+    {"TORCH_CHECK", CheckMacro},
+    {"TORCH_CHECK_VALUE", CheckMacro},
+    {"TORCH_CHECK_INDEX", CheckMacro},
+    {"TORCH_CHECK_TYPE", CheckMacro},
+    {"TORCH_CHECK_LINALG", CheckMacro},
+    {"TORCH_CHECK_NOT_IMPLEMENTED", CheckMacro},
+    {"TORCH_INTERNAL_ASSERT", CheckMacro},
+    {"TORCH_INTERNAL_ASSERT_DEBUG_ONLY", CheckMacro},
+    {"AT_ASSERT", CheckMacro},
+    {"AT_ASSERTM", CheckMacro},
+    {"TORCH_CHECK_WITH", CheckMacro | ErrorTypeFirst},
+    // Warnings and the text they are built from.
+    {"TORCH_WARN", WarningMacro},
+    {"TORCH_WARN_ONCE", WarningMacro},
+    {"C10_LOG_FIRST_N", WarningMacro},
+    {"str", MessageText},
+    {"_str", MessageText},
+    {"_str_wrapper", MessageText},
 };
 
-/// The table indexed once: immutable after its thread-safe initialisation.
+// The host table: names that are not LibTorch's. A name appears once, with all
+// its traits (it may also be in LibTorch's table).
+constexpr unsigned Logged = StdioOutput | LoggingFunction;
+constexpr ApiFact HostFacts[] = {
+    // The CUDA runtime: waits, then calls that leave no host access unordered.
+    {"cudaDeviceSynchronize", RuntimeWait, "::cudaDeviceSynchronize"},
+    {"cudaStreamSynchronize", RuntimeWait, "::cudaStreamSynchronize"},
+    {"cudaEventSynchronize", RuntimeWait, "::cudaEventSynchronize"},
+    {"cudaMemcpy", RuntimeWait, "::cudaMemcpy"},
+    {"cudaMemcpyAsync", RuntimeStreamOrdered},
+    {"cudaMemsetAsync", RuntimeStreamOrdered},
+    {"cudaLaunchKernel", RuntimeStreamOrdered},
+    {"cudaEventRecord", RuntimeStreamOrdered},
+    {"cudaStreamWaitEvent", RuntimeStreamOrdered},
+    {"cudaGetLastError", RuntimeStreamOrdered},
+    {"cudaPeekAtLastError", RuntimeStreamOrdered},
+    {"cudaSetDevice", RuntimeStreamOrdered},
+    {"cudaGetDevice", RuntimeStreamOrdered},
+    {"cudaEventCreate", RuntimeStreamOrdered},
+    {"cudaEventDestroy", RuntimeStreamOrdered},
+    {"cudaStreamCreate", RuntimeStreamOrdered},
+    {"cudaStreamDestroy", RuntimeStreamOrdered},
+    {"cudaGetErrorString", RuntimeStreamOrdered},
+    // Timers and the release of host buffers.
+    {"now", TimerOrRelease},
+    {"cudaEventElapsedTime", TimerOrRelease},
+    {"clock_gettime", TimerOrRelease},
+    {"gettimeofday", TimerOrRelease},
+    {"clock", TimerOrRelease},
+    {"elapsed", TimerOrRelease},
+    {"elapsed_time", TimerOrRelease},
+    {"stop", TimerOrRelease},
+    {"Stop", TimerOrRelease},
+    {"reset", TimerOrRelease},
+    {"free", TimerOrRelease},
+    {"cudaFree", TimerOrRelease},
+    {"cudaFreeHost", TimerOrRelease},
+    // C stdio.
+    {"printf", Logged},
+    {"fprintf", Logged},
+    {"puts", Logged},
+    {"fputs", Logged},
+    {"snprintf", Logged},
+    {"sprintf", Logged},
+    {"putchar", StdioOutput},
+    {"fflush", StdioOutput},
+    // Logging functions of std (C++20/23), {fmt}, spdlog and glog.
+    {"print", LoggingFunction | SinkWord},
+    {"println", LoggingFunction},
+    {"format", LoggingFunction},
+    {"info", LoggingFunction},
+    {"debug", LoggingFunction},
+    {"warn", LoggingFunction},
+    {"warning", LoggingFunction},
+    {"error", LoggingFunction},
+    {"critical", LoggingFunction},
+    {"trace", LoggingFunction},
+    {"log", LoggingFunction | ValueTransforming | SinkWord},
+    // Logging macros of glog and spdlog.
+    {"LOG", LoggingMacro},
+    {"VLOG", LoggingMacro},
+    {"DLOG", LoggingMacro},
+    {"LOG_IF", LoggingMacro},
+    {"LOG_EVERY_N", LoggingMacro},
+    {"LOG_FIRST_N", LoggingMacro},
+    {"SPDLOG_INFO", LoggingMacro},
+    {"SPDLOG_DEBUG", LoggingMacro},
+    {"SPDLOG_WARN", LoggingMacro},
+    {"SPDLOG_ERROR", LoggingMacro},
+    {"SPDLOG_TRACE", LoggingMacro},
+    // Metric writers (TensorBoard, MLflow).
+    {"add_scalar", MetricWriter},
+    {"add_scalars", MetricWriter},
+    {"add_histogram", MetricWriter},
+    {"log_scalar", MetricWriter},
+    {"log_metric", MetricWriter},
+    {"log_metrics", MetricWriter},
+    // Math and conversions of the C and C++ libraries (`log` above).
+    {"abs", ValueTransforming},
+    {"fabs", ValueTransforming},
+    {"sqrt", ValueTransforming},
+    {"exp", ValueTransforming},
+    {"log2", ValueTransforming},
+    {"log10", ValueTransforming},
+    {"pow", ValueTransforming},
+    {"min", ValueTransforming},
+    {"max", ValueTransforming},
+    {"round", ValueTransforming},
+    {"floor", ValueTransforming},
+    {"ceil", ValueTransforming},
+    {"isnan", ValueTransforming},
+    {"isinf", ValueTransforming},
+    {"isfinite", ValueTransforming},
+    {"to_string", ValueTransforming},
+    {"lround", ValueTransforming},
+    {"llround", ValueTransforming},
+    {"clamp", ValueTransforming},
+    {"static_cast", ValueTransforming},
+    // Words of a sink's name (`log`, `print` above).
+    {"logs", SinkWord},
+    {"record", SinkWord},
+    {"update", SinkWord},
+    {"add", SinkWord},
+    {"report", SinkWord},
+    {"track", SinkWord},
+    {"observe", SinkWord},
+    {"show", SinkWord},
+    {"display", SinkWord},
+    {"emit", SinkWord},
+    {"metric", SinkWord},
+    {"metrics", SinkWord},
+    {"progress", SinkWord},
+    {"stat", SinkWord},
+    {"stats", SinkWord},
+    {"tally", SinkWord},
+    {"meter", SinkWord},
+    {"summary", SinkWord},
+    {"write", SinkWord},
+    {"push", SinkWord},
+    {"append", SinkWord},
+    // Standard containers and what their methods do (analysis/Containers.h).
+    {"vector", HostContainer | IndexedSequence},
+    {"deque", HostContainer | IndexedSequence},
+    {"array", HostContainer | IndexedSequence},
+    {"list", HostContainer},
+    {"map", HostContainer},
+    {"unordered_map", HostContainer},
+    {"push_back", ContainerAdd},
+    {"emplace_back", ContainerAdd},
+    {"insert", ContainerAdd},
+    {"push_front", ContainerAdd},
+    {"emplace", ContainerAdd},
+    {"assign", ContainerAdd},
+    {"resize", ContainerAdd},
+    {"at", ContainerElement},
+    {"front", ContainerElement},
+    {"back", ContainerElement},
+    {"operator[]", ContainerElement},
+    {"value", ContainerElement},
+    {"size", ContainerInspect},
+    {"empty", ContainerInspect},
+    {"capacity", ContainerInspect},
+    {"has_value", ContainerInspect},
+    {"begin", ContainerIterate},
+    {"end", ContainerIterate},
+    {"cbegin", ContainerIterate},
+    {"cend", ContainerIterate},
+    {"rbegin", ContainerIterate},
+    {"rend", ContainerIterate},
+    {"clear", ContainerRemove},
+    {"pop_back", ContainerRemove},
+    {"erase", ContainerRemove},
+    {"reset", ContainerRemove},
+    {"reserve", ContainerRemove},
+};
+
+/// A table indexed once: immutable after its thread-safe initialisation.
 struct Index {
   llvm::StringMap<unsigned> ByName;
-  llvm::DenseMap<unsigned, std::vector<llvm::StringRef>> ByTrait;
-  Index() {
-    for (const ApiFact &F : Facts) {
+  llvm::DenseMap<unsigned, std::vector<llvm::StringRef>> ByTrait, QualifiedByTrait;
+  Index(llvm::ArrayRef<ApiFact> Table, unsigned LastTrait) {
+    for (const ApiFact &F : Table) {
       bool Inserted = ByName.insert({F.Name, F.Traits}).second;
       (void)Inserted;
-      assert(Inserted && "a name appears once in the table");
-      for (unsigned Bit = 1; Bit && Bit <= LastApiTrait; Bit <<= 1)
-        if (F.Traits & Bit)
-          ByTrait[Bit].push_back(F.Name);
+      assert(Inserted && "a name appears once in its table");
+      llvm::SmallVector<llvm::StringRef, 4> Spellings;
+      F.Qualified.split(Spellings, ' ', -1, /*KeepEmpty=*/false);
+      for (unsigned Bit = 1; Bit && Bit <= LastTrait; Bit <<= 1) {
+        if (!(F.Traits & Bit))
+          continue;
+        ByTrait[Bit].push_back(F.Name);
+        for (llvm::StringRef Spelling : Spellings) {
+          assert(Spelling.ends_with(("::" + F.Name).str()) && "a spelling qualifies its name");
+          QualifiedByTrait[Bit].push_back(Spelling);
+        }
+      }
     }
+  }
+  unsigned traits(llvm::StringRef Name) const {
+    auto Found = ByName.find(Name);
+    return Found == ByName.end() ? 0 : Found->second;
+  }
+  static llvm::ArrayRef<llvm::StringRef>
+  lookUp(const llvm::DenseMap<unsigned, std::vector<llvm::StringRef>> &Map, unsigned Trait) {
+    auto Found = Map.find(Trait);
+    if (Found == Map.end())
+      return {};
+    return Found->second;
   }
 };
 
 const Index &index() {
-  static const Index I;
+  static const Index I(Facts, LastApiTrait);
+  return I;
+}
+
+const Index &hostIndex() {
+  static const Index I(HostFacts, LastHostApiTrait);
   return I;
 }
 
 } // namespace
 
-unsigned apiTraits(llvm::StringRef Name) {
-  auto Found = index().ByName.find(Name);
-  return Found == index().ByName.end() ? 0 : Found->second;
-}
+unsigned apiTraits(llvm::StringRef Name) { return index().traits(Name); }
 
 llvm::ArrayRef<llvm::StringRef> namesWithTrait(ApiTrait Trait) {
-  auto Found = index().ByTrait.find(Trait);
-  if (Found == index().ByTrait.end())
-    return {};
-  return Found->second;
+  return Index::lookUp(index().ByTrait, Trait);
+}
+
+llvm::ArrayRef<llvm::StringRef> qualifiedNamesWithTrait(ApiTrait Trait) {
+  return Index::lookUp(index().QualifiedByTrait, Trait);
+}
+
+unsigned hostApiTraits(llvm::StringRef Name) { return hostIndex().traits(Name); }
+
+llvm::ArrayRef<llvm::StringRef> hostNamesWithTrait(HostApiTrait Trait) {
+  return Index::lookUp(hostIndex().ByTrait, Trait);
+}
+
+llvm::ArrayRef<llvm::StringRef> qualifiedHostNamesWithTrait(HostApiTrait Trait) {
+  return Index::lookUp(hostIndex().QualifiedByTrait, Trait);
 }
 
 bool isInPlaceName(llvm::StringRef Name) { return Name.size() > 1 && Name.ends_with("_"); }

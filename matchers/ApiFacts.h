@@ -1,8 +1,11 @@
-// What the engine knows about LibTorch functions by name, in one table
-// (ApiFacts.cpp): which calls read a value to the host, which wait, which have
-// data-dependent output sizes, which make tensors, move them between devices,
-// write them in place, and what element kind or rank their results have. The
-// checks and analyses ask here; no other file keeps its own list of names.
+// What the engine knows about functions, methods and macros by name, in one
+// file (ApiFacts.cpp) with two tables. LibTorch's (ApiTrait): which calls read a
+// value to the host, which wait, which have data-dependent output sizes, which
+// make tensors, move them between devices, write them in place, what element
+// kind or rank their results have, and which macros check or log. The host's
+// (HostApiTrait): names that are not LibTorch's but decide a finding (the CUDA
+// runtime, C stdio, std math, logging libraries, timers, standard containers).
+// The checks and analyses ask here; no other file keeps its own list of names.
 // Measured facts (which calls wait on an H200) are in docs/catalog.md and
 // ../shared/reference/sync-probe-libtorch-2.11-h200.md.
 #ifndef TORCH_SYNCFREE_APIFACTS_H
@@ -20,7 +23,7 @@ enum ApiTrait : unsigned {
   WaitingOp = 1u << 1,
   /// The output's size is computed from the data (waits; `where` with one argument too).
   DataDependentShape = 1u << 2,
-  /// A device-wide or stream barrier (LibTorch's or the CUDA runtime's).
+  /// A device-wide or stream barrier (the CUDA runtime's are RuntimeWait).
   Barrier = 1u << 3,
   /// Makes a new tensor from sizes or values, on the CPU unless its options name a device.
   Factory = 1u << 4,
@@ -49,8 +52,26 @@ enum ApiTrait : unsigned {
   /// A linear-algebra op that checks its result's info on the host (waits), and
   /// has an `_ex` variant that does not (torch-sync-checked-linalg).
   CheckedLinalg = 1u << 16,
+  /// Turns tensor values into a host `bool` (`equal`, `allclose`, `is_nonzero`):
+  /// waits (torch-sync-host-bool).
+  HostBool = 1u << 17,
+  /// An explicit synchronize of the device, a stream or an event
+  /// (torch-sync-explicit-sync matches its qualifiedNamesWithTrait spellings).
+  Synchronize = 1u << 18,
+  /// Splits a tensor into views of it (`split`, `chunk`, `unbind`).
+  SplitsIntoViews = 1u << 19,
+  /// A check or assert macro: its arguments after the condition only build the
+  /// failure's message (`TORCH_CHECK(cond, "msg", v)`).
+  CheckMacro = 1u << 20,
+  /// A check macro whose first argument is the error type, the condition second
+  /// (`TORCH_CHECK_WITH`).
+  ErrorTypeFirst = 1u << 21,
+  /// A warning or logging macro: a value in its arguments is only logged (`TORCH_WARN`).
+  WarningMacro = 1u << 22,
+  /// Builds the text of a warning or message (`c10::str`): a value passed on is only logged.
+  MessageText = 1u << 23,
   /// The last trait: the index covers every bit up to it.
-  LastApiTrait = CheckedLinalg,
+  LastApiTrait = MessageText,
 };
 
 /// The traits of a LibTorch function or method name (0 for a name the table lacks).
@@ -60,6 +81,67 @@ inline bool hasApiTrait(llvm::StringRef Name, ApiTrait Trait) {
 }
 /// Every name with Trait, in table order (for matchers: `hasAnyName`).
 llvm::ArrayRef<llvm::StringRef> namesWithTrait(ApiTrait Trait);
+/// The fully-qualified spellings the table gives the names with Trait
+/// (`::torch::cuda::synchronize`), for matchers that name their homes.
+llvm::ArrayRef<llvm::StringRef> qualifiedNamesWithTrait(ApiTrait Trait);
+
+/// The second table: names that are not LibTorch's (the CUDA runtime, C stdio,
+/// std math, logging libraries, timers, standard containers), with their own
+/// traits. A name may be in both tables (`print`, `abs`): each answers for its own.
+enum HostApiTrait : unsigned {
+  /// A CUDA runtime call that blocks the host until device work is done
+  /// (`cudaDeviceSynchronize`, `cudaMemcpy`; torch-sync-explicit-sync).
+  RuntimeWait = 1u << 0,
+  /// A CUDA runtime call that is stream ordered or only reads the runtime's
+  /// state (`cudaMemcpyAsync`, `cudaGetLastError`): it leaves no host access unordered.
+  RuntimeStreamOrdered = 1u << 1,
+  /// C stdio output (`printf`, `puts`, `fflush`): it touches no device memory.
+  StdioOutput = 1u << 2,
+  /// Reads a clock or frees a host buffer (`now`, `cudaFreeHost`): a synchronize
+  /// next to it is deliberate.
+  TimerOrRelease = 1u << 3,
+  /// A logging or text-building function of the C and C++ libraries, {fmt},
+  /// spdlog or glog (UseClassifier::isLoggingCall checks its namespace).
+  LoggingFunction = 1u << 4,
+  /// A logging macro of glog or spdlog (`LOG`, `SPDLOG_INFO`).
+  LoggingMacro = 1u << 5,
+  /// Writes a metric to a log in any namespace (TensorBoard's `add_scalar`,
+  /// MLflow's `log_metric`).
+  MetricWriter = 1u << 6,
+  /// A math or conversion helper whose result carries its argument's value on
+  /// (`std::abs(v) < eps` is a condition on v).
+  ValueTransforming = 1u << 7,
+  /// A word of a function's name that marks a metrics or progress sink (`log`,
+  /// `record`; UseClassifier splits names into words).
+  SinkWord = 1u << 8,
+  /// A standard container class that keeps host values (`vector`, `map`).
+  HostContainer = 1u << 9,
+  /// A standard sequence class read by index and iteration (`vector`, `deque`, `array`).
+  IndexedSequence = 1u << 10,
+  /// Container methods by what they do to the elements (analysis/Containers.h):
+  /// add some (`push_back`, `insert`, `resize`),
+  ContainerAdd = 1u << 11,
+  /// yield one (`at`, `front`, `operator[]`, `value`),
+  ContainerElement = 1u << 12,
+  /// inspect none (`size`, `empty`, `has_value`),
+  ContainerInspect = 1u << 13,
+  /// hand out iterators to them (`begin`, `end`),
+  ContainerIterate = 1u << 14,
+  /// remove some and add none (`clear`, `pop_back`, `erase`, `reserve`).
+  ContainerRemove = 1u << 15,
+  /// The last trait: the index covers every bit up to it.
+  LastHostApiTrait = ContainerRemove,
+};
+
+/// The traits of a name in the host table (0 for a name the table lacks).
+unsigned hostApiTraits(llvm::StringRef Name);
+inline bool hasHostApiTrait(llvm::StringRef Name, HostApiTrait Trait) {
+  return (hostApiTraits(Name) & Trait) != 0;
+}
+/// Every host name with Trait, in table order.
+llvm::ArrayRef<llvm::StringRef> hostNamesWithTrait(HostApiTrait Trait);
+/// The fully-qualified spellings the host table gives the names with Trait (`::cudaMemcpy`).
+llvm::ArrayRef<llvm::StringRef> qualifiedHostNamesWithTrait(HostApiTrait Trait);
 
 /// LibTorch's convention: an op whose name ends in `_` (`add_`, `copy_`)
 /// writes its object in place.

@@ -10,7 +10,6 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
-#include "llvm/ADT/StringSet.h"
 #include <functional>
 
 using namespace clang;
@@ -181,7 +180,7 @@ static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstr
   const auto *Views = dyn_cast<CXXMemberCallExpr>(Init);
   if (Views && isInTorchNamespace(Views->getDirectCallee()) &&
       isTensorType(Views->getImplicitObjectArgument()->getType()) &&
-      llvm::is_contained({"split", "chunk", "unbind", "tensor_split", "split_with_sizes"}, calleeName(Views))) {
+      hasApiTrait(calleeName(Views), SplitsIntoViews)) {
     Stores.push_back({Views->getImplicitObjectArgument(), Statement, InConstructor});
     return true;
   }

@@ -22,9 +22,9 @@ std::optional<SyncCall> asSyncCall(const CallExpr *Call) {
     return std::nullopt;
   }
   bool InTorch = isInTorchNamespace(FD);
-  // CUDA runtime functions are global; LibTorch's live in at/c10/torch.
+  // CUDA runtime functions are global (the host table); LibTorch's live in at/c10/torch.
   unsigned Traits = apiTraits(Name);
-  if ((Traits & Barrier) && (InTorch || Name.starts_with("cuda")))
+  if (((Traits & Barrier) && InTorch) || hasHostApiTrait(Name, RuntimeWait))
     return SyncCall{Name, nullptr, false};
   if (!InTorch)
     return std::nullopt;

@@ -1,4 +1,5 @@
 #include "UseClassifier.h"
+#include "ApiFacts.h"
 #include "DeviceInference.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
@@ -13,7 +14,6 @@
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -28,29 +28,17 @@ static UseVerdict verdict(Dependency D, std::string Reason) {
 }
 
 /// Logging entry points of the standard library, {fmt}, spdlog, glog and c10.
-static const llvm::StringSet<> &builtinLoggingFunctions() {
-  static const llvm::StringSet<> Names = {
-      "printf", "fprintf", "puts", "fputs", "snprintf", "sprintf", "print",
-      "println", "format", "info", "debug", "warn", "warning", "error",
-      "critical", "trace", "log", "str", "_str", "_str_wrapper"};
-  return Names;
+static bool isBuiltinLoggingFunction(StringRef Name) {
+  return hasHostApiTrait(Name, LoggingFunction) || hasApiTrait(Name, MessageText);
 }
 
-static const llvm::StringSet<> &builtinLoggingMacros() {
-  static const llvm::StringSet<> Names = {
-      "LOG", "VLOG", "DLOG", "LOG_IF", "LOG_EVERY_N", "LOG_FIRST_N",
-      "TORCH_WARN", "TORCH_WARN_ONCE", "SPDLOG_INFO", "SPDLOG_DEBUG",
-      "SPDLOG_WARN", "SPDLOG_ERROR", "SPDLOG_TRACE", "C10_LOG_FIRST_N"};
-  return Names;
+static bool isBuiltinLoggingMacro(StringRef Name) {
+  return hasHostApiTrait(Name, LoggingMacro) || hasApiTrait(Name, WarningMacro);
 }
 
 /// Math helpers whose result carries the value on: std::abs(v) < eps is a condition.
 static bool isValueTransformingFunction(const FunctionDecl *FD) {
-  static const llvm::StringSet<> Names = {
-      "abs", "fabs", "sqrt", "exp", "log", "log2", "log10", "pow", "min", "max",
-      "round", "floor", "ceil", "isnan", "isinf", "isfinite", "to_string",
-      "lround", "llround", "clamp", "static_cast"};
-  if (!FD || !FD->getDeclName().isIdentifier() || !Names.contains(FD->getName()))
+  if (!FD || !FD->getDeclName().isIdentifier() || !hasHostApiTrait(FD->getName(), ValueTransforming))
     return false;
   return FD->isInStdNamespace() || FD->getDeclContext()->isTranslationUnit() ||
          isInTorchNamespace(FD);
@@ -99,11 +87,9 @@ bool UseClassifier::isLoggingCall(const CallExpr *Call) const {
       return true;
   // Metric writers (TensorBoard's add_scalar(name, value, step), MLflow-style
   // log_metric): whatever their namespace, the value only reaches a log.
-  static const llvm::StringSet<> MetricWriters = {"add_scalar", "add_scalars", "add_histogram",
-                                                  "log_scalar", "log_metric", "log_metrics"};
-  if (MetricWriters.contains(Name))
+  if (hasHostApiTrait(Name, MetricWriter))
     return true;
-  if (!builtinLoggingFunctions().contains(Name))
+  if (!isBuiltinLoggingFunction(Name))
     return false;
   // Only the well-known homes of these names: printf in the global namespace or
   // std, print/info/... in fmt, spdlog, c10 (c10::str builds warning texts).
@@ -158,12 +144,8 @@ std::optional<UseVerdict> UseClassifier::unseenMetricSink(const CallExpr *Call, 
   QualType T = Param->getType().getNonReferenceType();
   if (!T->isArithmeticType() || T->isBooleanType())
     return std::nullopt;
-  static const llvm::StringSet<> SinkWords = {
-      "log",    "logs",   "record",  "update",  "add",    "report",   "track",  "observe",
-      "print",  "show",   "display", "emit",    "metric", "metrics",  "progress", "stat",
-      "stats",  "tally",  "meter",   "summary", "write",  "push",     "append"};
   for (const std::string &Word : identifierWords(FD->getName()))
-    if (SinkWords.contains(Word)) {
+    if (hasHostApiTrait(Word, SinkWord)) {
       std::string Qualified = FD->getName().str();
       if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
         Qualified = Method->getParent()->getName().str() + "::" + Qualified;
@@ -181,7 +163,7 @@ bool UseClassifier::isLoggingMacroArgument(const Expr *E) const {
   SourceLocation Loc = E->getExprLoc(); // O(1); getBeginLoc() walks a whole call chain
   while (Loc.isMacroID()) {
     StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
-    if (builtinLoggingMacros().contains(Name))
+    if (isBuiltinLoggingMacro(Name))
       return true;
     // Projects' own logging macros: LOG_INFO(...), MY_LOG(...), LOGD(...).
     std::string Upper = Name.upper();

@@ -1,31 +1,36 @@
 //===- analysis/Containers.cpp - What container operations do --------------===//
 #include "analysis/Containers.h"
 
+#include "ApiFacts.h"
+
 #include "clang/AST/DeclTemplate.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
 
 namespace torch_syncfree {
 
 ContainerOp containerOp(llvm::StringRef Name) {
-  return llvm::StringSwitch<ContainerOp>(Name)
-      .Cases({"push_back", "emplace_back", "insert", "push_front", "emplace", "assign", "resize"},
-             ContainerOp::Add)
-      .Cases({"at", "front", "back", "operator[]", "value"}, ContainerOp::ElementAccess)
-      .Cases({"size", "empty", "capacity", "has_value"}, ContainerOp::Inspect)
-      .Cases({"begin", "end", "cbegin", "cend", "rbegin", "rend"}, ContainerOp::Iterate)
-      .Cases({"clear", "pop_back", "erase", "reset", "reserve"}, ContainerOp::Remove)
-      .Default(ContainerOp::Unknown);
+  unsigned Traits = hostApiTraits(Name);
+  if (Traits & ContainerAdd)
+    return ContainerOp::Add;
+  if (Traits & ContainerElement)
+    return ContainerOp::ElementAccess;
+  if (Traits & ContainerInspect)
+    return ContainerOp::Inspect;
+  if (Traits & ContainerIterate)
+    return ContainerOp::Iterate;
+  if (Traits & ContainerRemove)
+    return ContainerOp::Remove;
+  return ContainerOp::Unknown;
 }
 
 bool isStdContainer(QualType T, bool Maps, QualType *Element) {
   const auto *Record = T.getNonReferenceType()->getAsCXXRecordDecl();
   if (!Record || !Record->isInStdNamespace() || !Record->getDeclName().isIdentifier())
     return false;
-  llvm::StringRef Name = Record->getName();
-  bool Sequence = Name == "vector" || Name == "deque" || Name == "array";
-  if (!Sequence && !(Maps && (Name == "list" || Name == "map" || Name == "unordered_map")))
+  unsigned Traits = hostApiTraits(Record->getName());
+  bool Sequence = Traits & IndexedSequence;
+  if (!Sequence && !(Maps && (Traits & HostContainer)))
     return false;
   if (Element) {
     *Element = QualType();

@@ -1,9 +1,10 @@
 //===- analysis/Containers.h - What container operations do ------*- C++ -*-===//
 //
-// The one vocabulary of container operations for the analyses that follow
+// The one model of container operations for the analyses that follow
 // tensors through containers (the device oracle, host pinning, the use
 // classifier): which std containers hold values the analyses follow, and what
-// a member call on one does to its elements. Each analysis decides what a kind
+// a member call on one does to its elements. The names are ApiFacts' host
+// table's (HostContainer, IndexedSequence, Container* traits). Each analysis decides what a kind
 // means for its own fact (an Iterate may write through the iterator: the use
 // classifier follows it, the oracle and pinning take it as a read).
 //

@@ -1,3 +1,4 @@
+#include "ApiFacts.h"
 #include "CatalogChecks.h"
 #include "CopyCalls.h"
 #include "TorchApi.h"
@@ -5,7 +6,6 @@
 #include "utils/SourceText.h"
 
 #include "clang/AST/ParentMapContext.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -32,15 +32,13 @@ void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
                                 matchers::userCode(hub()))
                            .bind("call"),
                        this);
+  // LibTorch's synchronize functions and methods, and the CUDA runtime's waits.
+  llvm::ArrayRef<StringRef> Torch = qualifiedNamesWithTrait(Synchronize);
+  llvm::ArrayRef<StringRef> Runtime = qualifiedHostNamesWithTrait(RuntimeWait);
+  std::vector<StringRef> Synchronizers(Torch.begin(), Torch.end());
+  Synchronizers.insert(Synchronizers.end(), Runtime.begin(), Runtime.end());
   Finder->addMatcher(
-      callExpr(callee(functionDecl(hasAnyName(
-                   "::torch::cuda::synchronize", "::cudaDeviceSynchronize",
-                   "::cudaStreamSynchronize", "::cudaEventSynchronize", "::cudaMemcpy",
-                   "::c10::cuda::device_synchronize", "::c10::cuda::CUDAStream::synchronize",
-                   "::at::cuda::CUDAEvent::synchronize", "::c10::Stream::synchronize",
-                   "::c10::Event::synchronize"))),
-               matchers::userCode(hub()))
-          .bind("call"),
+      callExpr(callee(functionDecl(hasAnyName(Synchronizers))), matchers::userCode(hub())).bind("call"),
       this);
 }
 
@@ -61,13 +59,10 @@ static bool looksLikeReleaseFunction(const FunctionDecl *FD) {
 /// wrappers count (`void free_image(unsigned char *p) { std::free(p); }`):
 /// their bodies are searched, \p Depth calls deep.
 static bool mentionsTimerOrRelease(const Stmt *S, unsigned Depth = 2) {
-  static const llvm::StringSet<> Names = {
-      "now", "cudaEventElapsedTime", "clock_gettime", "gettimeofday", "clock", "elapsed",
-      "elapsed_time", "stop", "cudaFreeHost", "free", "cudaFree", "reset", "Stop"};
   if (!S)
     return false;
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    if (Names.contains(calleeName(Call)))
+    if (hasHostApiTrait(calleeName(Call), TimerOrRelease))
       return true;
     const FunctionDecl *FD = Call->getDirectCallee();
     if (FD && !FD->isInStdNamespace() && !isInTorchNamespace(FD)) {
@@ -135,15 +130,9 @@ static bool isShutdown(const Stmt *S, ASTContext &Ctx) {
 static bool knownCallee(const FunctionDecl *FD) {
   if (FD->isInStdNamespace() || isInTorchNamespace(FD))
     return true;
-  static const llvm::StringSet<> Known = {
-      "printf", "fprintf", "puts", "putchar", "fputs", "fflush", "snprintf", "sprintf",
-      "cudaMemcpyAsync", "cudaMemsetAsync", "cudaLaunchKernel", "cudaEventRecord",
-      "cudaStreamWaitEvent", "cudaGetLastError", "cudaPeekAtLastError", "cudaSetDevice",
-      "cudaGetDevice", "cudaEventCreate", "cudaEventDestroy", "cudaStreamCreate",
-      "cudaStreamDestroy", "cudaGetErrorString",
-      // Waits themselves: stream-ordered, they leave no host access unordered.
-      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy"};
-  return Known.contains(FD->getName());
+  // C stdio, the CUDA runtime's stream-ordered calls, and its waits themselves
+  // (stream-ordered, they leave no host access unordered).
+  return (hostApiTraits(FD->getName()) & (StdioOutput | RuntimeStreamOrdered | RuntimeWait)) != 0;
 }
 
 /// What the host does after Call, in its function and in the rest of its loop

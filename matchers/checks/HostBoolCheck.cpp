@@ -1,3 +1,4 @@
+#include "ApiFacts.h"
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -15,10 +16,12 @@ namespace torch_syncfree {
 
 void HostBoolCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall(hub(), "is_nonzero", "equal", "allclose", "item").bind("call"), this);
-  Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName("equal", "allclose", "is_nonzero"))),
-                              unless(cxxMemberCallExpr()), hasArgument(0, expr().bind("object")),
-                              userCode(hub()))
+  llvm::ArrayRef<StringRef> HostBools = namesWithTrait(HostBool);
+  std::vector<StringRef> Methods(HostBools.begin(), HostBools.end());
+  Methods.push_back("item"); // item<bool>(), told apart in check()
+  Finder->addMatcher(tensorMethodCall(hub(), Methods).bind("call"), this);
+  Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName(HostBools))), unless(cxxMemberCallExpr()),
+                              hasArgument(0, expr().bind("object")), userCode(hub()))
                          .bind("call"),
                      this);
 }

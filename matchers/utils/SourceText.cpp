@@ -1,8 +1,8 @@
 //===- utils/SourceText.cpp - Source text, macros and markers --------------===//
 #include "utils/SourceText.h"
+#include "ApiFacts.h"
 
 #include "clang/Lex/Lexer.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
 using llvm::StringRef;
@@ -53,15 +53,8 @@ bool isInValidationMessage(ASTContext &Ctx, SourceLocation Loc) {
     return false;
   // The macros whose arguments after the condition only build the failure's
   // message (TORCH_CHECK_WITH takes the error type first).
-  unsigned FirstMessageArg = llvm::StringSwitch<unsigned>(Text.take_front(Open).trim())
-                                 .Cases({"TORCH_CHECK", "TORCH_CHECK_VALUE", "TORCH_CHECK_INDEX",
-                                         "TORCH_CHECK_TYPE", "TORCH_CHECK_LINALG"},
-                                        1)
-                                 .Cases({"TORCH_CHECK_NOT_IMPLEMENTED", "TORCH_INTERNAL_ASSERT",
-                                         "TORCH_INTERNAL_ASSERT_DEBUG_ONLY", "AT_ASSERT", "AT_ASSERTM"},
-                                        1)
-                                 .Case("TORCH_CHECK_WITH", 2)
-                                 .Default(0);
+  unsigned Traits = apiTraits(Text.take_front(Open).trim());
+  unsigned FirstMessageArg = !(Traits & CheckMacro) ? 0 : (Traits & ErrorTypeFirst) ? 2 : 1;
   if (!FirstMessageArg)
     return false;
   // Which argument holds Loc: top-level commas, skipping brackets and literals.

@@ -143,7 +143,7 @@ TEST(ApiFacts, TraitsComeFromOneTable) {
   EXPECT_TRUE(hasApiTrait("zeros", Factory));
   EXPECT_TRUE(hasApiTrait("zeros", DeterministicFill));
   EXPECT_FALSE(hasApiTrait("rand", DeterministicFill));
-  EXPECT_TRUE(hasApiTrait("cudaDeviceSynchronize", Barrier));
+  EXPECT_TRUE(hasApiTrait("synchronize", Barrier));
   EXPECT_TRUE(hasApiTrait("narrow", View));
   EXPECT_EQ(apiTraits("no_such_op"), 0u);
   EXPECT_TRUE(isInPlaceName("add_"));
@@ -151,6 +151,35 @@ TEST(ApiFacts, TraitsComeFromOneTable) {
   EXPECT_TRUE(mayWriteTensorMemory("data_ptr"));
   for (llvm::StringRef Name : namesWithTrait(DataDependentShape))
     EXPECT_TRUE(hasApiTrait(Name, WaitingOp)) << Name.str();
+  EXPECT_TRUE(hasApiTrait("allclose", HostBool));
+  EXPECT_FALSE(hasApiTrait("item", HostBool));
+  EXPECT_TRUE(hasApiTrait("device_synchronize", Synchronize));
+  EXPECT_FALSE(hasApiTrait("clip_grad_norm_", Synchronize)); // a barrier, not a synchronize call
+  EXPECT_TRUE(hasApiTrait("chunk", SplitsIntoViews));
+  EXPECT_TRUE(hasApiTrait("TORCH_CHECK_WITH", ErrorTypeFirst));
+  EXPECT_FALSE(hasApiTrait("TORCH_CHECK", ErrorTypeFirst));
+  EXPECT_TRUE(hasApiTrait("TORCH_WARN", WarningMacro));
+  EXPECT_TRUE(llvm::is_contained(qualifiedNamesWithTrait(Synchronize),
+                                 llvm::StringRef("::c10::cuda::CUDAStream::synchronize")));
+  for (llvm::StringRef Name : namesWithTrait(Synchronize))
+    EXPECT_TRUE(hasApiTrait(Name, Barrier)) << Name.str();
+  // The host table: names that are not LibTorch's, with traits of their own.
+  EXPECT_TRUE(hasHostApiTrait("cudaDeviceSynchronize", RuntimeWait));
+  EXPECT_EQ(apiTraits("cudaDeviceSynchronize"), 0u);
+  EXPECT_FALSE(hasHostApiTrait("cudaMemcpyAsync", RuntimeWait));
+  EXPECT_TRUE(hasHostApiTrait("cudaMemcpyAsync", RuntimeStreamOrdered));
+  EXPECT_TRUE(hasHostApiTrait("printf", LoggingFunction));
+  EXPECT_TRUE(hasHostApiTrait("putchar", StdioOutput));
+  EXPECT_FALSE(hasHostApiTrait("putchar", LoggingFunction));
+  EXPECT_TRUE(hasHostApiTrait("log", ValueTransforming));
+  EXPECT_TRUE(hasHostApiTrait("log", SinkWord));
+  EXPECT_TRUE(hasHostApiTrait("list", HostContainer));
+  EXPECT_FALSE(hasHostApiTrait("list", IndexedSequence));
+  EXPECT_TRUE(hasHostApiTrait("SPDLOG_INFO", LoggingMacro));
+  EXPECT_FALSE(hasHostApiTrait("TORCH_WARN", LoggingMacro)); // LibTorch's: WarningMacro
+  EXPECT_EQ(hostApiTraits("item"), 0u);
+  EXPECT_TRUE(llvm::is_contained(qualifiedHostNamesWithTrait(RuntimeWait), llvm::StringRef("::cudaMemcpy")));
+  EXPECT_EQ(qualifiedHostNamesWithTrait(RuntimeWait).size(), hostNamesWithTrait(RuntimeWait).size());
 }
 
 TEST(Directives, TheScannerSeesWhatThePreprocessorSees) {
