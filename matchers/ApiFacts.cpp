@@ -191,7 +191,7 @@ constexpr ApiFact Facts[] = {
     {"conv1d", FloatingResult},
     {"conv2d", FloatingResult},
     {"conv3d", FloatingResult},
-    {"forward", FloatingResult},
+    {"forward", FloatingResult | ModuleKeepsDevice},
     {"logsumexp", FloatingResult},
     {"randn_like", FloatingResult},
     {"rand_like", FloatingResult},
@@ -227,6 +227,16 @@ constexpr ApiFact Facts[] = {
     {"str", MessageText},
     {"_str", MessageText},
     {"_str_wrapper", MessageText},
+    // torch::nn::Module methods that leave the module where it is (`forward` above).
+    {"parameters", ModuleKeepsDevice | ModuleTensors},
+    {"buffers", ModuleKeepsDevice | ModuleTensors},
+    {"named_parameters", ModuleKeepsDevice},
+    {"train", ModuleKeepsDevice},
+    {"eval", ModuleKeepsDevice},
+    {"is_training", ModuleKeepsDevice},
+    {"zero_grad", ModuleKeepsDevice},
+    {"pretty_print", ModuleKeepsDevice},
+    {"name", ModuleKeepsDevice},
 };
 
 // The host table: names that are not LibTorch's. A name appears once, with all
@@ -383,6 +393,11 @@ constexpr ApiFact HostFacts[] = {
     {"erase", ContainerRemove},
     {"reset", ContainerRemove},
     {"reserve", ContainerRemove},
+    // Tuple builders of the standard library.
+    {"make_tuple", TupleMaker},
+    {"make_pair", TupleMaker},
+    {"tie", TupleMaker},
+    {"forward_as_tuple", TupleMaker},
 };
 
 /// A table indexed once: immutable after its thread-safe initialisation.

@@ -70,8 +70,14 @@ enum ApiTrait : unsigned {
   WarningMacro = 1u << 22,
   /// Builds the text of a warning or message (`c10::str`): a value passed on is only logged.
   MessageText = 1u << 23,
+  /// A torch::nn::Module method that neither moves nor loads its parameters
+  /// (`forward`, `parameters`, `eval`): the module stays where it is.
+  ModuleKeepsDevice = 1u << 24,
+  /// A torch::nn::Module method that returns its tensors (`parameters`,
+  /// `buffers`): they are where the module is.
+  ModuleTensors = 1u << 25,
   /// The last trait: the index covers every bit up to it.
-  LastApiTrait = MessageText,
+  LastApiTrait = ModuleTensors,
 };
 
 /// The traits of a LibTorch function or method name (0 for a name the table lacks).
@@ -129,8 +135,11 @@ enum HostApiTrait : unsigned {
   ContainerIterate = 1u << 14,
   /// remove some and add none (`clear`, `pop_back`, `erase`, `reserve`).
   ContainerRemove = 1u << 15,
+  /// Builds a tuple or pair of its arguments (`make_tuple`, `tie`): element I
+  /// is argument I.
+  TupleMaker = 1u << 16,
   /// The last trait: the index covers every bit up to it.
-  LastHostApiTrait = ContainerRemove,
+  LastHostApiTrait = TupleMaker,
 };
 
 /// The traits of a name in the host table (0 for a name the table lacks).

@@ -525,9 +525,9 @@ static bool escapes(ASTContext &Ctx, const Expr *Target) {
   // LibTorch does not move tensors behind a reference; std::get/begin/end only
   // give access (their results are followed where they are used).
   if (FD && (isInTorchNamespace(FD) || isStdMove(Call) || stdGetIndex(Call) ||
-             (FD->isInStdNamespace() &&
-              llvm::is_contained({"begin", "end", "cbegin", "cend", "size", "empty"},
-                                 FD->getName()))))
+             (FD->isInStdNamespace() && FD->getDeclName().isIdentifier() &&
+              (containerOp(FD->getName()) == ContainerOp::Iterate ||
+               containerOp(FD->getName()) == ContainerOp::Inspect))))
     return false;
   for (unsigned I = 0; I < Call->getNumArgs(); ++I)
     if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Target) && argumentMayBeModified(FD, I))
@@ -629,9 +629,6 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
     return Placement::Unknown;
   // A module starts on the CPU and stays there unless moved (`to`, `cuda`),
   // loaded into, or handed to code that may do either.
-  static const llvm::StringSet<> Keeps = {"forward", "parameters", "named_parameters", "buffers",
-                                          "train", "eval", "is_training", "zero_grad",
-                                          "pretty_print", "name"};
   const Stmt *Body = owningBody(VD);
   if (!Body)
     return Placement::Unknown;
@@ -658,7 +655,8 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
       continue;
     }
     if (!isa<CXXMethodDecl>(Member->getMemberDecl()) ||
-        !Keeps.contains(Member->getMemberDecl()->getName()))
+        !Member->getMemberDecl()->getDeclName().isIdentifier() ||
+        !hasApiTrait(Member->getMemberDecl()->getName(), ModuleKeepsDevice))
       return Placement::Unknown;
   }
   return Placement::Cpu;
@@ -746,15 +744,15 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
     const FunctionDecl *FD = Call->getDirectCallee();
     if (isStdMove(Call))
       return elementPlacement(Call->getArg(0), Index);
-    if (FD && FD->isInStdNamespace() &&
-        llvm::is_contained({"make_tuple", "make_pair", "tie", "forward_as_tuple"}, FD->getName())) {
+    if (FD && FD->isInStdNamespace() && FD->getDeclName().isIdentifier() &&
+        hasHostApiTrait(FD->getName(), TupleMaker)) {
       std::vector<const Expr *> Args(Call->arg_begin(), Call->arg_end());
       return Pick(Args);
     }
     // A module's parameters()/buffers(): where the module is.
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
         MC && FD && isInTorchNamespace(FD) && !isTensorType(MC->getImplicitObjectArgument()->getType()) &&
-        llvm::is_contained({"parameters", "buffers"}, FD->getName()))
+        FD->getDeclName().isIdentifier() && hasApiTrait(FD->getName(), ModuleTensors))
       return modulePlacement(MC->getImplicitObjectArgument());
     // chunk/split/unbind/max(dim)/sort/topk/*_ex: on the device of their operands.
     if (FD && isInTorchNamespace(FD))

@@ -174,6 +174,12 @@ TEST(ApiFacts, TraitsComeFromOneTable) {
   EXPECT_TRUE(hasHostApiTrait("log", ValueTransforming));
   EXPECT_TRUE(hasHostApiTrait("log", SinkWord));
   EXPECT_TRUE(hasHostApiTrait("list", HostContainer));
+  EXPECT_TRUE(hasApiTrait("parameters", ModuleTensors));
+  EXPECT_TRUE(hasApiTrait("eval", ModuleKeepsDevice));
+  EXPECT_FALSE(hasApiTrait("to", ModuleKeepsDevice));
+  EXPECT_TRUE(hasHostApiTrait("tie", TupleMaker));
+  EXPECT_TRUE(hasHostApiTrait("pop_back", ContainerRemove));
+  EXPECT_FALSE(hasHostApiTrait("swap", ContainerRemove));
   EXPECT_FALSE(hasHostApiTrait("list", IndexedSequence));
   EXPECT_TRUE(hasHostApiTrait("SPDLOG_INFO", LoggingMacro));
   EXPECT_FALSE(hasHostApiTrait("TORCH_WARN", LoggingMacro)); // LibTorch's: WarningMacro
