@@ -150,6 +150,12 @@ public:
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   /// An item() read of a run this check rewrites.
   bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
+  /// The plans are per TU: a new ASTContext may reuse the last one's address.
+  void onStartOfTranslationUnit() override {
+    SyncCheck::onStartOfTranslationUnit();
+    Plans.clear();
+    PlannedContext = nullptr;
+  }
   struct Read; ///< one `item<T>()` that may join a coalesced transfer
 
 private:
