@@ -16,6 +16,8 @@ enum class Dependency {
 
 /// "false", "true", "intentional": the JSON spelling.
 const char *dependencyName(Dependency D);
+/// How a message says it: "false dependency", "true dependency", "intentional barrier".
+const char *dependencyLabel(Dependency D);
 /// The inverse of dependencyName (a serialized record, never a message).
 std::optional<Dependency> dependencyNamed(llvm::StringRef Name);
 

@@ -3,17 +3,21 @@
 
 namespace torch_syncfree {
 
-const char *dependencyName(Dependency D) {
+/// Each class's wire name and message label, in one place.
+static std::pair<const char *, const char *> dependencyWords(Dependency D) {
   switch (D) {
   case Dependency::False:
-    return "false";
+    return {"false", "false dependency"};
   case Dependency::True:
-    return "true";
+    break;
   case Dependency::Intentional:
-    return "intentional";
+    return {"intentional", "intentional barrier"};
   }
-  return "true";
+  return {"true", "true dependency"};
 }
+
+const char *dependencyName(Dependency D) { return dependencyWords(D).first; }
+const char *dependencyLabel(Dependency D) { return dependencyWords(D).second; }
 
 std::optional<Dependency> dependencyNamed(llvm::StringRef Name) {
   for (Dependency D : {Dependency::False, Dependency::True, Dependency::Intentional})

@@ -17,18 +17,6 @@ using namespace clang::tidy;
 
 namespace torch_syncfree {
 
-static const char *dependencyLabel(Dependency D) {
-  switch (D) {
-  case Dependency::False:
-    return "false dependency";
-  case Dependency::True:
-    return "true dependency";
-  case Dependency::Intentional:
-    return "intentional barrier";
-  }
-  return "true dependency";
-}
-
 std::string formatMessage(const Finding &F) {
   std::string Message = F.What + "; " + dependencyLabel(F.Use.Kind) + ": " + F.Use.Reason;
   if (F.Use.IntervalLine)

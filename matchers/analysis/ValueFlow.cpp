@@ -110,6 +110,8 @@ std::unique_ptr<FunctionValueFlow> FunctionValueFlow::build(const FunctionDecl *
         llvm::SmallVector<ValueDefinition, 2> Made;
         definitionsMadeBy(S, Made);
         for (ValueDefinition &Definition : Made) {
+          Flow->DefinitionAtSite.try_emplace({Definition.Site, Definition.Variable},
+                                             Flow->Definitions.size());
           Flow->DefinitionsAt[{Block->getBlockID(), I}].push_back(Flow->Definitions.size());
           Flow->Definitions.push_back(Definition);
         }
@@ -271,14 +273,11 @@ std::optional<ReachingDefinitions> FunctionValueFlow::reachingAt(const ValueDecl
 std::optional<bool> FunctionValueFlow::reaches(const Stmt *Site, const ValueDecl *D, const Expr *Read) const {
   if (AliasDefinition.count(D))
     return true;
-  std::optional<unsigned> Made;
-  for (unsigned I = 0; I < Definitions.size() && !Made; ++I)
-    if (Definitions[I].Site == Site && Definitions[I].Variable == D)
-      Made = I;
-  std::optional<ReachingDefinitions> At = Made ? reachingAt(D, Read) : std::nullopt;
+  auto Made = DefinitionAtSite.find({Site, D});
+  std::optional<ReachingDefinitions> At = Made != DefinitionAtSite.end() ? reachingAt(D, Read) : std::nullopt;
   if (!At)
     return std::nullopt;
-  return llvm::is_contained(At->Definitions, *Made);
+  return llvm::is_contained(At->Definitions, Made->second);
 }
 
 bool FunctionValueFlow::sameDefinition(const DeclRefExpr *A, const DeclRefExpr *B) const {

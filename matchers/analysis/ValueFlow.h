@@ -124,6 +124,8 @@ private:
   using DefinitionSet = llvm::SparseBitVector<>;
   std::vector<DefinitionSet> BlockEntry;
   llvm::DenseMap<const clang::ValueDecl *, unsigned> EntryBit;
+  /// The definition each (statement, variable) makes, for def-use questions.
+  llvm::DenseMap<std::pair<const clang::Stmt *, const clang::ValueDecl *>, unsigned> DefinitionAtSite;
   /// Per aliased variable: its Aliased definition (placed at no CFG element).
   llvm::DenseMap<const clang::ValueDecl *, unsigned> AliasDefinition;
   void findAliases();
