@@ -63,6 +63,15 @@ torch::Tensor host_copy(std::optional<torch::Tensor> cached, torch::Tensor t) {
   return host;
 }
 
+// A function template: reported once (its analysed instantiation), fixed in the pattern.
+template <typename T>
+int64_t in_template(std::optional<int64_t> cap, T t) {
+  return cap.value_or(t.max().template item<int64_t>());
+// CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the argument of `value_or` is evaluated even when `cap` holds a value, {{.*}}[torch-sync-eager-fallback]
+// CHECK-FIXES:   return cap.has_value() ? *cap : t.max().template item<int64_t>();
+}
+int64_t use_template(std::optional<int64_t> cap, torch::Tensor t) { return in_template(cap, t); }
+
 // --- no fix ------------------------------------------------------------------
 int64_t other_type(std::optional<int> small, torch::Tensor t) {
   return small.value_or(t.max().item<int64_t>());
