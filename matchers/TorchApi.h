@@ -62,16 +62,20 @@ inline auto tensorClass() {
 /// isInTemplateInstantiation() is hasAncestor(...): a walk to the root for every
 /// candidate node, quadratic on long call chains (4,000 `.cuda().cpu()` took
 /// 38 s). This one memoises the answer per statement, so a TU costs one walk.
+/// A sync a fix of this tool kept on purpose (insertedSyncMarker() right after
+/// it) is not the user's code either: no check reports it again.
 AST_MATCHER_P(clang::Stmt, outsideAnalysedCode, AnalysisHub *, Hub) {
+  const auto *E = llvm::dyn_cast<clang::Expr>(&Node);
   return Hub->analysis(Finder->getASTContext()).isOutsideAnalysedCode(&Node) ||
+         (E && isMarkedInsertedSync(E, Finder->getASTContext())) ||
          isInValidationMessage(Finder->getASTContext(), llvm::isa<clang::Expr>(Node)
                                                             ? llvm::cast<clang::Expr>(Node).getExprLoc()
                                                             : Node.getBeginLoc());
 }
-/// Code the user wrote, analysed once: a template in its first instantiation
-/// in the TU (calls on dependent types resolved), or in its definition when
-/// the TU never instantiates it; not in other instantiations.
-/// Code in a branch that never runs (a constant condition) is not analysed either.
+/// Code the user wrote, analysed once (not a sync a fix kept on purpose): a template in its first
+/// instantiation in the TU (calls on dependent types resolved), or in its definition when the TU never
+/// instantiates it; not in other instantiations. Code in a branch that never runs (a constant condition) is
+/// not analysed either.
 inline auto userCode(AnalysisHub *Hub) { return unless(outsideAnalysedCode(Hub)); }
 /// A call of one of the named methods of at::Tensor, binding the object as "object".
 template <typename... Names>

@@ -5,6 +5,7 @@
 #   %mock_flags        compiler flags for the mock LibTorch headers
 #   %torch113_flags / %torch211_flags  flags for the real header trees
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -195,6 +196,12 @@ config.substitutions.append(
 config.substitutions.append(
     ("%count", "%s -c \"import sys; n = len(sys.stdin.read().splitlines()); "
                "sys.exit(0 if n == int(sys.argv[1]) else (print('expected', sys.argv[1], 'lines, got', n) or 1))\"" % python))
+# The checks Checks.def declares: tests that cover every check (--list-checks, the
+# SARIF rule count) read them from there, so a new check edits no such test.
+with open(os.path.join(src, "matchers", "Checks.def")) as checks_def:
+    declared_checks = sorted(re.findall(r'^TORCH_SYNC_CHECK\(\s*\w+\s*,\s*"([^"]+)"', checks_def.read(), re.M))
+config.substitutions.append(("%{check_count}", str(len(declared_checks))))
+config.substitutions.append(("%{declared_checks}", " ".join(declared_checks)))
 config.substitutions.append(("%{bindir}", os.path.join(config.torch_syncfree_bin, "bin")))
 config.substitutions.append(("%{builddir}", config.torch_syncfree_bin))
 config.substitutions.append(("%{plugin}", plugin))

@@ -11,6 +11,7 @@
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Tooling/Transformer/RangeSelector.h"
 #include "clang/Tooling/Transformer/Stencil.h"
 
@@ -144,6 +145,36 @@ static bool isPlainObject(const CXXMemberCallExpr *ValueOr) {
   return isa<DeclRefExpr, CXXThisExpr>(Object);
 }
 
+/// The spelled text of \p E with \p Marker written right after each call of
+/// \p Syncs inside it; empty when E or a call is not spelled in one file range.
+static std::string textWithMarkedSyncs(ASTContext &Ctx, const Expr *E, llvm::ArrayRef<const CallExpr *> Syncs,
+                                       llvm::StringRef Marker) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const LangOptions &Lang = Ctx.getLangOpts();
+  CharSourceRange Whole =
+      Lexer::makeFileCharRange(CharSourceRange::getTokenRange(E->getSourceRange()), SM, Lang);
+  if (Whole.isInvalid())
+    return "";
+  unsigned Begin = SM.getFileOffset(Whole.getBegin()), End = SM.getFileOffset(Whole.getEnd());
+  std::string Text = Lexer::getSourceText(Whole, SM, Lang).str();
+  std::vector<unsigned> Ends;
+  for (const CallExpr *Call : Syncs) {
+    CharSourceRange Range =
+        Lexer::makeFileCharRange(CharSourceRange::getTokenRange(Call->getSourceRange()), SM, Lang);
+    if (Range.isInvalid() || SM.getFileID(Range.getEnd()) != SM.getFileID(Whole.getBegin()))
+      return "";
+    unsigned At = SM.getFileOffset(Range.getEnd());
+    if (At < Begin || At > End)
+      return "";
+    Ends.push_back(At - Begin);
+  }
+  // From the last insertion point back, so the earlier offsets stay valid.
+  llvm::sort(Ends, std::greater<unsigned>());
+  for (unsigned At : Ends)
+    Text.insert(At, Marker.str());
+  return Text;
+}
+
 void EagerFallbackCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *ValueOr = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
   if (!ValueOr || !isOptionalValueOr(ValueOr))
@@ -161,7 +192,11 @@ void EagerFallbackCheck::check(const MatchFinder::MatchResult &Result) {
   const Expr *Fallback = ValueOr->getArg(0);
   const Expr *Written = Fallback->IgnoreImplicit();
   std::string Object = spelledText(Ctx, ObjectExpr);
-  std::string FallbackText = spelledText(Ctx, Written);
+  // The reads stay in the rewritten fallback on purpose (they run only when
+  // the optional is empty): each carries the marker, so a second run does not
+  // report them again (the fixed point).
+  std::string FallbackText =
+      textWithMarkedSyncs(Ctx, Written, Syncs, insertedSyncMarker("read only when empty"));
   bool Arrow = false;
   if (const auto *Member = dyn_cast<MemberExpr>(ValueOr->getCallee()->IgnoreParens()))
     Arrow = Member->isArrow();
