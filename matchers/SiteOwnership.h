@@ -56,6 +56,13 @@ public:
   /// It may ask TranslationUnitAnalysis::isSiteClaimedAbove about sites
   /// (its own rank as the bound), never ownerOfSite.
   virtual bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) = 0;
+  /// Whether this check's fix, where it owns \p Site, removes the wait (other
+  /// waits of the loop aside: the "no gain" rule counts the waits no fix of the
+  /// run removes, and must not depend on itself).
+  virtual bool removesSite(SyncSiteKind, TranslationUnitAnalysis &, const clang::Expr *) { return false; }
+  /// Whether removesSite can answer true at all (the check has a fix that
+  /// removes waits, and it is on).
+  virtual bool removesAnySites() const { return false; }
 };
 
 /// The checks one factory set made (clang-tidy makes the enabled ones only):

@@ -124,14 +124,22 @@ std::string SyncCheck::noGainReason(ASTContext &Ctx, ArrayRef<const Stmt *> Site
     return Inner == Outer ||
            innermostAncestor(Ctx, Inner, [Outer](const Stmt *S) { return S == Outer; }, Loop);
   };
+  // The wait named: the first one the host needs (the one to restructure
+  // first), else the first other one.
   const CallExpr *Wait = nullptr;
-  for (const CallExpr *Candidate : classifier(Ctx).waitsEveryIteration(Loop))
-    if (llvm::none_of(Sites, [&](const Stmt *Site) {
-          return Within(Candidate, Site) || Within(Site, Candidate);
-        })) {
+  bool Needed = false;
+  for (const CallExpr *Candidate : classifier(Ctx).waitsEveryIteration(Loop)) {
+    if (llvm::any_of(Sites,
+                     [&](const Stmt *Site) { return Within(Candidate, Site) || Within(Site, Candidate); }))
+      continue;
+    bool CandidateNeeded = classifier(Ctx).classify(Candidate).Kind == Dependency::True;
+    if (!Wait || (CandidateNeeded && !Needed)) {
       Wait = Candidate;
-      break;
+      Needed = CandidateNeeded;
     }
+    if (Needed)
+      break;
+  }
   if (!Wait)
     return "";
   std::string Spelled = sourceText(Ctx, Wait);
@@ -139,8 +147,9 @@ std::string SyncCheck::noGainReason(ASTContext &Ctx, ArrayRef<const Stmt *> Site
     Spelled = calleeName(Wait).str() + "()";
   unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(Wait->getExprLoc());
   return "no gain while `" + Spelled + "` at line " + std::to_string(Line) +
-         " waits every iteration for a value the host needs; remove that wait first "
-         "(`RewriteDespiteWaits: true` rewrites anyway)";
+         (Needed ? " waits every iteration for a value the host needs"
+                 : " still waits every iteration (no fix of this run removes it)") +
+         "; remove that wait first (`RewriteDespiteWaits: true` rewrites anyway)";
 }
 
 std::optional<std::vector<FixItHint>>

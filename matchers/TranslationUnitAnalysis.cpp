@@ -60,6 +60,26 @@ std::optional<CheckId> TranslationUnitAnalysis::ownerOfSite(const Expr *Site) {
   return std::nullopt;
 }
 
+bool TranslationUnitAnalysis::isRemovedByItsOwner(const Expr *Site) {
+  std::optional<SyncSiteKind> Kind = syncSiteKindOf(Site);
+  if (!Kind || !Claimants)
+    return false;
+  // Asking a check that cannot remove the site would only find out that it is
+  // not removed, and some checks' claims (coalesce's plans) ask the "no gain"
+  // rule, which asks this: below the last check that can remove it, stop.
+  ArrayRef<CheckId> Precedence = sitePrecedence(*Kind);
+  size_t Last = Precedence.size();
+  for (size_t I = 0; I < Precedence.size(); ++I)
+    if (SiteClaimant *Check = Claimants->claimant(Precedence[I]); Check && Check->removesAnySites())
+      Last = I;
+  if (Last == Precedence.size())
+    return false;
+  for (size_t I = 0; I <= Last; ++I)
+    if (claims(Precedence[I], *Kind, Site))
+      return Claimants->claimant(Precedence[I])->removesSite(*Kind, *this, Site);
+  return false;
+}
+
 bool TranslationUnitAnalysis::isSiteClaimedAbove(const Expr *Site, CheckId Rank) {
   std::optional<SyncSiteKind> Kind = syncSiteKindOf(Site);
   if (!Kind)

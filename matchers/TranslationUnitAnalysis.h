@@ -79,6 +79,10 @@ public:
   /// it; nullopt when none does or \p Site is no such site. Each check's
   /// claim is asked once per site.
   std::optional<CheckId> ownerOfSite(const clang::Expr *Site);
+  /// Whether the fix of the check that reports \p Site removes its wait
+  /// (SiteClaimant::removesSite; other waits of the loop aside). Checks
+  /// ranked below the last one whose fix can remove such sites are not asked.
+  bool isRemovedByItsOwner(const clang::Expr *Site);
   /// Whether an enabled check ranked above \p Rank for \p Site's kind claims it
   /// (for a claim that depends on other sites' owners).
   bool isSiteClaimedAbove(const clang::Expr *Site, CheckId Rank);

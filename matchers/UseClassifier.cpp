@@ -210,11 +210,15 @@ llvm::ArrayRef<const CallExpr *> UseClassifier::waitsEveryIteration(const Stmt *
       if (!S || isa<LambdaExpr, BlockExpr>(S))
         return;
       if (const auto *Call = dyn_cast<CallExpr>(S); Call && !Conditional) {
+        // Every wait that stays counts, whatever the host does with the value
+        // (a value only logged waits as long as one that decides): a value read
+        // unless the fix of the check that reports it removes the read; an op
+        // that waits for its result's size when the host needs the result (a
+        // false one may be rewritten by its check: not counted).
         std::optional<SyncCall> Sync = asSyncCall(Call);
-        if (Sync && Sync->ReadsValue && Sync->Tensor &&
-            Oracle.tensorPlacement(Sync->Tensor) != Placement::Cpu &&
+        if (Sync && Sync->Tensor && Oracle.tensorPlacement(Sync->Tensor) != Placement::Cpu &&
             !isMarkedInsertedSync(Call, Ctx) && !TU.isOutsideAnalysedCode(Call) &&
-            classify(Call).Kind == Dependency::True)
+            (Sync->ReadsValue ? !TU.isRemovedByItsOwner(Call) : classify(Call).Kind == Dependency::True))
           Waits.push_back(Call);
       }
       auto VisitChildren = [&](bool Cond) {

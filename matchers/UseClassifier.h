@@ -59,11 +59,15 @@ public:
   /// only under a log interval inside its loop.
   void noteLogInterval(UseVerdict &V, const clang::Stmt *S);
 
-  /// A read the host needs (a true dependency) that \p Loop makes every iteration
-  /// (`if (loss.item<float>() < eps) break;`, `out.cpu()` whose data the host
-  /// reads): not under a branch of the body, not in a nested loop's body. While
-  /// such a wait remains, a rewrite elsewhere in the loop (non_blocking, a
-  /// deferred sum, coalescing) saves no wait. In source order.
+  /// The waits \p Loop makes every iteration that no fix of the run removes:
+  /// value reads of any class (`if (loss.item<float>() < eps) break;`, a loss
+  /// logged every step, `out.cpu()` whose data the host reads) unless the fix of
+  /// the check that reports them moves them out (TranslationUnitAnalysis::
+  /// isRemovedByItsOwner), and ops that wait for a result the host needs
+  /// (`masked_select` classified true); not under a branch of the body, not in
+  /// a nested loop's body. While such a wait remains, a rewrite elsewhere in
+  /// the loop (non_blocking, a deferred sum, coalescing) saves no wait. In
+  /// source order.
   llvm::ArrayRef<const clang::CallExpr *> waitsEveryIteration(const clang::Stmt *Loop);
 
   /// printf-family, fmt, spdlog, glog, c10 logging or a configured logging function.

@@ -83,11 +83,7 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   // Waits the same run removes with their own fixes (an unused clip_grad_norm_, an
   // accumulated read) are cited last: citing one would change this finding after
   // `--fix` (one run must reach the fixed point).
-  auto FixedElsewhere = [&](const CallExpr *Site) {
-    std::optional<CheckId> Owner = analysis(Ctx).ownerOfSite(Site);
-    return Owner == CheckId::DeferredAccumulateCheck ||
-           (Owner == CheckId::GradNormCheck && isDiscarded(Ctx, Site));
-  };
+  auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
   findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
             Path, Syncs, /*Limit=*/16);
   // The call is as necessary as the callee's most necessary wait: the first one

@@ -86,6 +86,10 @@ public:
     Options.store(Opts, "FusedNorm", FusedNorm);
     Options.store(Opts, "HelperInEveryFix", HelperInEveryFix);
   }
+  /// A discarded `clip_grad_norm_` its fix clips on the device.
+  bool removesSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
+  bool removesAnySites() const override { return fixesEnabled(); }
+
 private:
   static const clang::DeclRefExpr *normReadAtLogPoint(TranslationUnitAnalysis &TU, const clang::CallExpr *Call);
   bool FusedNorm;
@@ -120,8 +124,33 @@ public:
   }
   /// The read (item() or clip_grad_norm_) of an accumulation this check reports.
   bool claimsSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
+  /// The read of an accumulation this check rewrites (its fix is on and
+  /// nothing but another wait of the loop refuses it).
+  bool removesSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const clang::Expr *Site) override;
+  bool removesAnySites() const override { return fixesEnabled(); }
 
 private:
+  /// What decides whether an accumulation is rewritten, and how.
+  struct Accumulation {
+    const clang::Expr *HostRead = nullptr; ///< nullptr: the match is not this check's finding
+    const clang::Stmt *Loop = nullptr;
+    const clang::FunctionDecl *FD = nullptr;
+    const clang::DeclRefExpr *Lhs = nullptr;
+    /// Reads of the running value at a log interval inside the loop.
+    std::vector<const clang::DeclRefExpr *> IntervalReads;
+    const clang::CompoundStmt *Body = nullptr;
+    const clang::Expr *Factor = nullptr; ///< the summand's host factor (`* n`, `/ n`)
+    bool Divides = false;
+    clang::QualType Type;
+    bool Floating = false;
+    std::optional<std::string> Clipping; ///< the device clipping of a clip_grad_norm_ summand
+    /// Why there is no rewrite, other waits of the loop aside (empty: none).
+    std::string Refusal;
+  };
+  Accumulation examine(const clang::ast_matchers::BoundNodes &Nodes, clang::ASTContext &Ctx);
+  /// The match of this check's matcher whose host read is \p Site, if any.
+  std::optional<clang::ast_matchers::BoundNodes> matchOfRead(TranslationUnitAnalysis &TU,
+                                                             const clang::Expr *Site);
   /// The host read a match of the check's matcher reports (with or without a
   /// fix), or nullptr when the match is not the check's finding.
   const clang::Expr *reportedRead(const clang::ast_matchers::BoundNodes &Nodes, TranslationUnitAnalysis &TU);

@@ -66,7 +66,8 @@ const Expr *DeferredAccumulateCheck::reportedRead(const BoundNodes &Nodes, Trans
   return Clip ? static_cast<const Expr *>(Clip) : Item;
 }
 
-bool DeferredAccumulateCheck::claimsSite(SyncSiteKind, TranslationUnitAnalysis &TU, const Expr *Site) {
+std::optional<BoundNodes> DeferredAccumulateCheck::matchOfRead(TranslationUnitAnalysis &TU,
+                                                               const Expr *Site) {
   // The accumulation whose summand holds the read: the first `+=` or `-=` up
   // the read's expression, matched as registerMatchers matches it.
   ASTContext &Ctx = TU.context();
@@ -76,11 +77,22 @@ bool DeferredAccumulateCheck::claimsSite(SyncSiteKind, TranslationUnitAnalysis &
         Op && (Op->getOpcode() == BO_AddAssign || Op->getOpcode() == BO_SubAssign))
       Accumulate = Op;
   if (!Accumulate)
-    return false;
+    return std::nullopt;
   for (const BoundNodes &Nodes : match(accumulateMatcher(hub()), *Accumulate, Ctx))
     if (reportedRead(Nodes, TU) == Site)
-      return true;
-  return false;
+      return Nodes;
+  return std::nullopt;
+}
+
+bool DeferredAccumulateCheck::claimsSite(SyncSiteKind, TranslationUnitAnalysis &TU, const Expr *Site) {
+  return matchOfRead(TU, Site).has_value();
+}
+
+bool DeferredAccumulateCheck::removesSite(SyncSiteKind, TranslationUnitAnalysis &TU, const Expr *Site) {
+  if (!fixesEnabled())
+    return false;
+  std::optional<BoundNodes> Nodes = matchOfRead(TU, Site);
+  return Nodes && examine(*Nodes, TU.context()).Refusal.empty();
 }
 
 /// `t.sum()` of an integer or bool tensor, `count_nonzero()`, `argmax()`/`argmin()`:
@@ -122,6 +134,95 @@ static bool hasNonLocalExit(const Stmt *S) {
   return false;
 }
 
+DeferredAccumulateCheck::Accumulation DeferredAccumulateCheck::examine(const BoundNodes &Nodes,
+                                                                       ASTContext &Ctx) {
+  Accumulation A;
+  const auto *Accumulate = Nodes.getNodeAs<BinaryOperator>("accumulate");
+  const auto *Var = Nodes.getNodeAs<VarDecl>("var");
+  const auto *Item = Nodes.getNodeAs<CXXMemberCallExpr>("item");
+  const auto *Clip = Nodes.getNodeAs<CallExpr>("clip");
+  const SourceManager &SM = Ctx.getSourceManager();
+  const Expr *HostRead = reportedRead(Nodes, analysis(Ctx));
+  if (!HostRead)
+    return A;
+  A.HostRead = HostRead;
+  A.Loop = analysis(Ctx).enclosingLoop(Accumulate);
+  // The metric is touched in the loop only here, and is read after the loop.
+  A.FD = cast<FunctionDecl>(Var->getParentFunctionOrMethod());
+  A.Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
+  bool UsedInLoop = false, ReadAfter = false;
+  // Reads of the running value at a log interval inside the loop (`if (step %
+  // N == 0) print(correct / seen)`): they become the host value plus one read
+  // of the device sum, once per interval.
+  SourceRange LoopRange = A.Loop->getSourceRange();
+  for (const DeclRefExpr *Ref : analysis(Ctx).referencesTo(*A.FD->getBody(), Var)) {
+    if (Ref == A.Lhs)
+      continue;
+    SourceLocation Loc = Ref->getBeginLoc();
+    if (!SM.isBeforeInTranslationUnit(Loc, LoopRange.getBegin()) &&
+        !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc)) {
+      DynTypedNodeList Parents = Ctx.getParents(*Ref);
+      const auto *Read = Parents.empty() ? nullptr : Parents[0].get<ImplicitCastExpr>();
+      if (Read && Read->getCastKind() == CK_LValueToRValue && !Ref->refersToEnclosingVariableOrCapture() &&
+          !Loc.isMacroID() && analysis(Ctx).enclosingLoop(Ref) == A.Loop &&
+          logIntervalAround(Ctx, Ref, A.Loop))
+        A.IntervalReads.push_back(Ref);
+      else
+        UsedInLoop = true; // read every iteration, passed by reference or captured in the loop
+    } else if (SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc)) {
+      ReadAfter = true;
+    }
+  }
+  A.Body = dyn_cast_or_null<CompoundStmt>(loopBody(A.Loop));
+  // The item call must be the only host read in the summand: `t.item<T>()`,
+  // optionally multiplied or divided by a host value.
+  const Expr *Summand = Accumulate->getRHS()->IgnoreParenImpCasts();
+  bool SimpleSummand = Summand == HostRead;
+  // The host factor of an item summand (`* n`, `n *`, `/ n`), spelled as written.
+  if (const auto *Product = dyn_cast<BinaryOperator>(Summand);
+      Product && Item && (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div)) {
+    A.Divides = Product->getOpcode() == BO_Div;
+    if (Product->getLHS()->IgnoreParenImpCasts() == Item)
+      A.Factor = Product->getRHS();
+    else if (Product->getRHS()->IgnoreParenImpCasts() == Item && !A.Divides)
+      A.Factor = Product->getLHS();
+    SimpleSummand = A.Factor && isSideEffectFree(A.Factor);
+  }
+  A.Type = Var->getType().getCanonicalType();
+  A.Floating = A.Type->isFloatingType();
+  bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
+  A.Clipping = Clip ? deviceClipGradNorm(Ctx, Clip, FusedNorm) : std::nullopt;
+
+  if (UsedInLoop)
+    A.Refusal = "`" + Var->getNameAsString() + "` is also used inside the loop";
+  else if (!ReadAfter)
+    A.Refusal = "`" + Var->getNameAsString() + "` is not read after the loop";
+  else if (hasNonLocalExit(loopBody(A.Loop)))
+    A.Refusal = "the loop can exit through return, goto or an exception before the read";
+  else if (!A.Body)
+    A.Refusal = "the loop body is not a block";
+  // The accumulator is declared before the loop and read after it: both need
+  // the loop to be a statement of a block (not the body of a braceless `if`).
+  else if (DynTypedNodeList LoopParents = Ctx.getParents(*A.Loop);
+           LoopParents.empty() || !LoopParents[0].get<CompoundStmt>())
+    A.Refusal = "the loop is not a statement of a block";
+  // The summand's tensor expression is evaluated once, where it was: any call may stay.
+  else if (!SimpleSummand || !HasTemplateArg)
+    A.Refusal = Clip ? "the summand is not the `clip_grad_norm_` call alone"
+                     : "the summand is not a plain `t.item<T>()` (times a host value)";
+  else if (Clip && !A.Clipping)
+    A.Refusal = "`clip_grad_norm_` with a norm type other than 2 or a finiteness check";
+  else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
+           A.Loop->getBeginLoc().isMacroID() || A.Loop->getEndLoc().isMacroID())
+    A.Refusal = "the accumulation or its loop is spelled in a macro";
+  // Host integer division and a floating factor truncate in ways an integer
+  // tensor's add_ cannot reproduce.
+  else if (A.Factor && !A.Floating &&
+           (A.Divides || A.Factor->IgnoreParenImpCasts()->getType()->isFloatingType()))
+    A.Refusal = "an integer metric with a floating factor or a division";
+  return A;
+}
+
 void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Accumulate = Result.Nodes.getNodeAs<BinaryOperator>("accumulate");
   const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");
@@ -133,59 +234,12 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
-  const Expr *HostRead = reportedRead(Result.Nodes, analysis(Ctx));
+  Accumulation A = examine(Result.Nodes, Ctx);
+  const Expr *HostRead = A.HostRead;
   if (!HostRead || !ownsSite(Ctx, HostRead))
     return;
-  const Stmt *Loop = analysis(Ctx).enclosingLoop(Accumulate);
-  // The metric is touched in the loop only here, and is read after the loop.
-  const auto *FD = cast<FunctionDecl>(Var->getParentFunctionOrMethod());
-  const auto *Lhs = cast<DeclRefExpr>(Accumulate->getLHS()->IgnoreParenImpCasts());
-  bool UsedInLoop = false, ReadAfter = false;
-  // Reads of the running value at a log interval inside the loop (`if (step %
-  // N == 0) print(correct / seen)`): they become the host value plus one read
-  // of the device sum, once per interval.
-  std::vector<const DeclRefExpr *> IntervalReads;
-  SourceRange LoopRange = Loop->getSourceRange();
-  for (const DeclRefExpr *Ref : analysis(Ctx).referencesTo(*FD->getBody(), Var)) {
-    if (Ref == Lhs)
-      continue;
-    SourceLocation Loc = Ref->getBeginLoc();
-    if (!SM.isBeforeInTranslationUnit(Loc, LoopRange.getBegin()) &&
-        !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc)) {
-      DynTypedNodeList Parents = Ctx.getParents(*Ref);
-      const auto *Read = Parents.empty() ? nullptr : Parents[0].get<ImplicitCastExpr>();
-      if (Read && Read->getCastKind() == CK_LValueToRValue && !Ref->refersToEnclosingVariableOrCapture() &&
-          !Loc.isMacroID() && analysis(Ctx).enclosingLoop(Ref) == Loop &&
-          logIntervalAround(Ctx, Ref, Loop))
-        IntervalReads.push_back(Ref);
-      else
-        UsedInLoop = true; // read every iteration, passed by reference or captured in the loop
-    } else if (SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Loc)) {
-      ReadAfter = true;
-    }
-  }
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(loopBody(Loop));
-  // The item call must be the only host read in the summand: `t.item<T>()`,
-  // optionally multiplied or divided by a host value.
-  const Expr *Summand = Accumulate->getRHS()->IgnoreParenImpCasts();
-  bool SimpleSummand = Summand == HostRead;
-  // The host factor of an item summand (`* n`, `n *`, `/ n`), spelled as written.
-  const Expr *Factor = nullptr;
-  bool Divides = false;
-  if (const auto *Product = dyn_cast<BinaryOperator>(Summand);
-      Product && Item && (Product->getOpcode() == BO_Mul || Product->getOpcode() == BO_Div)) {
-    Divides = Product->getOpcode() == BO_Div;
-    if (Product->getLHS()->IgnoreParenImpCasts() == Item)
-      Factor = Product->getRHS();
-    else if (Product->getRHS()->IgnoreParenImpCasts() == Item && !Divides)
-      Factor = Product->getLHS();
-    SimpleSummand = Factor && isSideEffectFree(Factor);
-  }
-  QualType Type = Var->getType().getCanonicalType();
-  bool Floating = Type->isFloatingType();
-  bool HasTemplateArg = Clip || Item->getDirectCallee()->getTemplateSpecializationArgs() != nullptr;
-  std::optional<std::string> Clipping = Clip ? deviceClipGradNorm(Ctx, Clip, FusedNorm) : std::nullopt;
-
+  const Stmt *Loop = A.Loop;
+  const FunctionDecl *FD = A.FD;
   // Reported at the sync call, as every other check reports (NOLINT, baselines
   // and SARIF fingerprints point at the same token whichever check reports it).
   SourceLocation SyncLoc = Clip ? Clip->getBeginLoc() : Item->getExprLoc();
@@ -197,35 +251,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   F.Use.Reason = "the sum is read only after the loop";
   F.Use.LoopLine = SM.getExpansionLineNumber(Loop->getBeginLoc());
   F.Remedy = "accumulate on the device and read the total once after the loop";
-  std::string Refusal;
-  if (UsedInLoop)
-    Refusal = "`" + Var->getNameAsString() + "` is also used inside the loop";
-  else if (!ReadAfter)
-    Refusal = "`" + Var->getNameAsString() + "` is not read after the loop";
-  else if (hasNonLocalExit(loopBody(Loop)))
-    Refusal = "the loop can exit through return, goto or an exception before the read";
-  else if (!Body)
-    Refusal = "the loop body is not a block";
-  // The accumulator is declared before the loop and read after it: both need
-  // the loop to be a statement of a block (not the body of a braceless `if`).
-  else if (DynTypedNodeList LoopParents = Ctx.getParents(*Loop);
-           LoopParents.empty() || !LoopParents[0].get<CompoundStmt>())
-    Refusal = "the loop is not a statement of a block";
-  // The summand's tensor expression is evaluated once, where it was: any call may stay.
-  else if (!SimpleSummand || !HasTemplateArg)
-    Refusal = Clip ? "the summand is not the `clip_grad_norm_` call alone"
-                   : "the summand is not a plain `t.item<T>()` (times a host value)";
-  else if (Clip && !Clipping)
-    Refusal = "`clip_grad_norm_` with a norm type other than 2 or a finiteness check";
-  else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
-           Loop->getBeginLoc().isMacroID() || Loop->getEndLoc().isMacroID())
-    Refusal = "the accumulation or its loop is spelled in a macro";
-  // Host integer division and a floating factor truncate in ways an integer
-  // tensor's add_ cannot reproduce.
-  else if (Factor && !Floating && (Divides || Factor->IgnoreParenImpCasts()->getType()->isFloatingType()))
-    Refusal = "an integer metric with a floating factor or a division";
-  else if (std::string NoGain = noGainReason(Ctx, {Accumulate}); !NoGain.empty())
-    Refusal = NoGain;
+  std::string Refusal = A.Refusal;
+  if (Refusal.empty())
+    Refusal = noGainReason(Ctx, {Accumulate});
   if (!Refusal.empty()) {
     // Without a safe rewrite this is torch-sync-item's finding; say why once here.
     F.Remedy += " (no fix: " + Refusal + ")";
@@ -234,8 +262,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   }
 
   std::string Torch = torchNamespacePrefix(Ctx);
-  std::string Dtype = Torch + (Floating ? (Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble")
-                                        : "kLong");
+  std::string Dtype =
+      Torch +
+      (A.Floating ? (A.Type->isSpecificBuiltinType(BuiltinType::Float) ? "kFloat" : "kDouble") : "kLong");
   // Names no declaration in the function uses (looked up in the AST, so comments
   // and strings that mention them do not matter) and no other fix of this run
   // declares there (two loops summing the same metric: total_on_device, total_on_device2).
@@ -298,9 +327,10 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // The factor as a LibTorch Scalar: int, long, float and double convert as they
   // are; other arithmetic types (size_t, long double) would be ambiguous, so cast.
   std::string Scale;
-  if (Factor) {
-    std::string Text = Lexer::getSourceText(CharSourceRange::getTokenRange(Factor->getSourceRange()), SM, LO).str();
-    QualType FactorType = Factor->IgnoreParenImpCasts()->getType().getCanonicalType().getUnqualifiedType();
+  if (A.Factor) {
+    std::string Text =
+        Lexer::getSourceText(CharSourceRange::getTokenRange(A.Factor->getSourceRange()), SM, LO).str();
+    QualType FactorType = A.Factor->IgnoreParenImpCasts()->getType().getCanonicalType().getUnqualifiedType();
     bool Plain = FactorType->isSpecificBuiltinType(BuiltinType::Int) ||
                  FactorType->isSpecificBuiltinType(BuiltinType::Long) ||
                  FactorType->isSpecificBuiltinType(BuiltinType::Double) ||
@@ -317,32 +347,31 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // factor as its alpha), no allocation. Integer metrics convert the step to kLong
   // (free when it is already kLong), so counts stay exact. The first step creates
   // the accumulator on the summand's device from a copy of the step.
-  std::string Converted = Floating || KnownInt64 ? Step : Step + ".to(" + Dtype + ")";
-  std::string AddStep =
-      Divides ? Accumulator + ".add_(" + Step + ".to(" + Dtype + ") / " + Scale + ")"
-              : Accumulator + ".add_(" + Converted + (Factor ? ", " + Scale : "") + ")";
-  std::string FirstStep =
-      Factor ? Step + ".to(" + Dtype + ")" + (Divides ? " / " : " * ") + Scale
-             : Step + ".to(" + Dtype + ", /*non_blocking=*/false, /*copy=*/true)";
+  std::string Converted = A.Floating || KnownInt64 ? Step : Step + ".to(" + Dtype + ")";
+  std::string AddStep = A.Divides ? Accumulator + ".add_(" + Step + ".to(" + Dtype + ") / " + Scale + ")"
+                                  : Accumulator + ".add_(" + Converted + (A.Factor ? ", " + Scale : "") + ")";
+  std::string FirstStep = A.Factor ? Step + ".to(" + Dtype + ")" + (A.Divides ? " / " : " * ") + Scale
+                                   : Step + ".to(" + Dtype + ", /*non_blocking=*/false, /*copy=*/true)";
   SourceLocation LoopBegin = Loop->getBeginLoc();
   SourceLocation LoopEnd = Lexer::getLocForEndOfToken(Loop->getEndLoc(), 0, SM, LO);
   std::vector<ASTEdit> Edits{
-      insertBefore(selectPoint(LoopBegin), cat(Torch + "Tensor " + Accumulator + "; // " + Var->getNameAsString() +
-                                               ", summed on the device\n" + Indent)),
+      insertBefore(selectPoint(LoopBegin), cat(Torch + "Tensor " + Accumulator + "; // " +
+                                               Var->getNameAsString() + ", summed on the device\n" + Indent)),
       changeTo(charRange(CharSourceRange::getCharRange(Accumulate->getBeginLoc(), ObjectBegin)),
                cat("{\n" + Inner + "auto " + Step + " = " + (Wrap ? "(" : ""))),
-      Clip ? changeTo(charRange(CharSourceRange::getCharRange(ObjectBegin, ObjectEnd)), cat(*Clipping))
+      Clip ? changeTo(charRange(CharSourceRange::getCharRange(ObjectBegin, ObjectEnd)),
+                      cat(A.Clipping.value_or(std::string())))
            : changeTo(charRange(CharSourceRange::getCharRange(ObjectEnd, ItemEnd)),
                       cat(std::string(Wrap ? ")" : "") + (NeedsDetach ? ".detach()" : ""))),
       changeTo(charRange(CharSourceRange::getCharRange(ItemEnd, StatementEnd)),
                cat(";\n" + Inner + "if (" + Accumulator + ".defined())\n" + Inner + "  " + AddStep + ";\n" +
                    Inner + "else\n" + Inner + "  " + Accumulator + " = " + FirstStep + ";\n" + StmtIndent +
                    "}")),
-      insertBefore(selectPoint(LoopEnd), cat("\n" + Indent + "if (" + Accumulator + ".defined())\n" + Indent +
-                                             "  " + Var->getNameAsString() + " " + Op + " " + Accumulator +
-                                             ".item<" + ItemType + ">();" +
-                                             insertedSyncComment("one read after the loop")))};
-  for (const DeclRefExpr *Read : IntervalReads)
+      insertBefore(selectPoint(LoopEnd),
+                   cat("\n" + Indent + "if (" + Accumulator + ".defined())\n" + Indent + "  " +
+                       Var->getNameAsString() + " " + Op + " " + Accumulator + ".item<" + ItemType + ">();" +
+                       insertedSyncComment("one read after the loop")))};
+  for (const DeclRefExpr *Read : A.IntervalReads)
     Edits.push_back(changeTo(selectTokens(Read),
                              cat("(" + Accumulator + ".defined() ? " + Var->getNameAsString() + " " + Op.substr(0, 1) +
                                  " " + Accumulator + ".item<" + ItemType + ">()" +

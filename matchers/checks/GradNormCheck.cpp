@@ -108,6 +108,12 @@ const DeclRefExpr *GradNormCheck::normReadAtLogPoint(TranslationUnitAnalysis &TU
   return Use;
 }
 
+bool GradNormCheck::removesSite(SyncSiteKind Kind, TranslationUnitAnalysis &TU, const Expr *Site) {
+  const auto *Call = dyn_cast<CallExpr>(Site);
+  return Kind == SyncSiteKind::GradNormCall && fixesEnabled() && Call && isDiscarded(TU.context(), Call) &&
+         deviceClipGradNorm(TU.context(), Call, FusedNorm).has_value();
+}
+
 TORCH_SYNC_CHECK_FACTORY(GradNormCheck)
 
 } // namespace torch_syncfree

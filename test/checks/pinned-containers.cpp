@@ -1,4 +1,6 @@
-// RUN: %check_torch_sync --compile-fixed %s torch-sync-pageable-copy,torch-sync-host-to-device %t -- %mock_flags
+// RUN: %check_torch_sync --compile-fixed %s torch-sync-pageable-copy,torch-sync-host-to-device %t -config="{CheckOptions: {RewriteDespiteWaits: true}}" -- %mock_flags
+// The loops also read a sum every iteration: RewriteDespiteWaits keeps the
+// copies' rewrites in view (no-gain-rewrites.cpp tests the rule itself).
 // Issue 25: pinning follows tensors into local containers. Batches stored in a
 // std::vector (push_back/emplace_back/`v[i] = t`) before the loop and only read
 // afterwards are pinned where they are stored, and the copy becomes non_blocking

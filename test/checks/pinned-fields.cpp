@@ -1,4 +1,6 @@
-// RUN: %check_torch_sync --compile-fixed %s torch-sync-pageable-copy,torch-sync-host-to-device %t -- %mock_flags
+// RUN: %check_torch_sync --compile-fixed %s torch-sync-pageable-copy,torch-sync-host-to-device %t -config="{CheckOptions: {RewriteDespiteWaits: true}}" -- %mock_flags
+// The loops also read a sum every iteration: RewriteDespiteWaits keeps the
+// copies' rewrites in view (no-gain-rewrites.cpp tests the rule itself).
 // Issue 25: pinning follows tensors into fields of the program's own classes.
 // A field (a tensor, or a container of tensors) that only constructors store
 // and everything else only reads is pinned where the constructor stores it, and
