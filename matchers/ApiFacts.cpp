@@ -53,6 +53,7 @@ constexpr ApiFact Facts[] = {
     // Barriers (the CUDA runtime's are in the host table: RuntimeWait).
     {"synchronize", Barrier | Synchronize,
      "::torch::cuda::synchronize ::c10::cuda::CUDAStream::synchronize ::at::cuda::CUDAEvent::synchronize "
+     "::c10::cuda::CUDAEvent::synchronize "
      "::c10::Stream::synchronize ::c10::Event::synchronize"},
     {"device_synchronize", Barrier | Synchronize, "::c10::cuda::device_synchronize"},
     {"clip_grad_norm_", Barrier | FloatingResult},

@@ -155,9 +155,23 @@ static std::string hostWorkAfter(const CallExpr *Call, ASTContext &Ctx, const St
       return true;
     return SM.isBeforeInTranslationUnit(After, SM.getExpansionLoc(S->getBeginLoc()));
   };
+  // The statement macro the wait is written in (`CHECK(cudaDeviceSynchronize())`,
+  // `do { ... } while (0)`): what it does with the wait's status (abort, report)
+  // is part of the wait, not host work that needs the GPU's results.
+  const Stmt *OwnMacro = nullptr;
+  for (DynTypedNode Node = firstParent(Ctx, DynTypedNode::create(*Call)); !Node.get<Decl>();
+       Node = firstParent(Ctx, Node)) {
+    const auto *S = Node.get<Stmt>();
+    if (!S)
+      break;
+    if (const auto *Do = dyn_cast<DoStmt>(S))
+      if (const auto *Never = dyn_cast<IntegerLiteral>(Do->getCond()->IgnoreParenImpCasts());
+          Never && Never->getValue() == 0 && Do->getBeginLoc().isMacroID())
+        OwnMacro = Do;
+  }
   std::string Found;
   std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
-    if (!S || !Found.empty() || S == Call || isa<LambdaExpr>(S))
+    if (!S || !Found.empty() || S == Call || S == OwnMacro || isa<LambdaExpr>(S))
       return;
     if (const auto *E = dyn_cast<Expr>(S); E && RunsAfter(S)) {
       if (const auto *C = dyn_cast<CallExpr>(E)) {
@@ -172,7 +186,8 @@ static std::string hostWorkAfter(const CallExpr *Call, ASTContext &Ctx, const St
                   Name.contains("packed_accessor")))
           Found = "a `" + Name.str() + "` read of a tensor's memory";
         else if (const FunctionDecl *FD = C->getDirectCallee();
-                 FD && !FD->hasBody() && !knownCallee(FD) && !isa<CXXMethodDecl>(FD))
+                 FD && !FD->hasBody() && !knownCallee(FD) && !isa<CXXMethodDecl>(FD) &&
+                 !FD->isNoReturn()) // abort, exit, a check's failure: they end, not read
           Found = "a call to `" + FD->getNameAsString() + "`, whose body the tool cannot see";
       } else if (const auto *U = dyn_cast<UnaryOperator>(E);
                  U && U->getOpcode() == UO_Deref && U->getSubExpr()->getType()->isPointerType() &&
@@ -227,6 +242,15 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   // The statement holding the call and its neighbours in the same block.
   const Stmt *Statement = nullptr;
   const CompoundStmt *Block = enclosingBlock(Ctx, Call, &Statement);
+  // A statement macro's body (`do { ... } while (0)`: C10_CUDA_CHECK,
+  // AT_CUDA_CHECK) is one statement of the block around it.
+  while (Block) {
+    const auto *Macro = firstParent(Ctx, DynTypedNode::create(*Block)).get<DoStmt>();
+    const auto *Never = Macro ? dyn_cast<IntegerLiteral>(Macro->getCond()->IgnoreParenImpCasts()) : nullptr;
+    if (!Never || Never->getValue() != 0)
+      break;
+    Block = enclosingBlock(Ctx, Macro, &Statement);
+  }
   bool Intentional = false;
   std::string Why = "it brackets a timer or the release of a buffer";
   if (Block) {

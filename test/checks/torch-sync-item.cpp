@@ -182,3 +182,18 @@ void branch_next_iteration(int steps) {
     std::printf("%f\n", value);
   }
 }
+
+// Found by the blind programs of issue 43 (beam search): an integer read used as
+// the index of `t[i]` is an index the host passes (kept on the device it would
+// sync again, as a scalar index), not a value that goes back into a tensor
+// operation as `t * s` does.
+torch::Tensor best_row(torch::Tensor scores, torch::Tensor tokens) {
+  const int64_t best = scores.argmax().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: `item()` on a tensor that may be on the GPU {{.*}}; true dependency: through `best`, the value is a size, index or dimension argument (the index of `[]`); {{.*}} [torch-sync-item]
+  return tokens[best] * 2;
+}
+torch::Tensor scaled_by_max(torch::Tensor scores, torch::Tensor tokens) {
+  const double s = scores.max().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: through `s`, the value goes straight back into a tensor operation; {{.*}} [torch-sync-item]
+  return tokens * s;
+}
