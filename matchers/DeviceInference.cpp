@@ -608,7 +608,33 @@ std::optional<Placement> DeviceOracle::memberPlacement(const MemberExpr *Member)
   // A parameter of a LibTorch module (`linear->weight`).
   if (isInTorchNamespace(Record))
     return modulePlacement(Member->getBase());
+  if (isa<CXXThisExpr>(Member->getBase()->IgnoreParenImpCasts()) && isTensorType(Field->getType()))
+    return fieldReadPlacement(Field, Member);
   return fieldPlacement(Field);
+}
+
+std::optional<Placement> DeviceOracle::fieldReadPlacement(const FieldDecl *Field, const MemberExpr *Read) {
+  const FunctionDecl *FD = enclosingFunction(Ctx, Read);
+  const FunctionValueFlow *Flow = FD && FD->getBody() ? TU.valueFlow(FD) : nullptr;
+  std::optional<ReachingDefinitions> Reaching = Flow ? Flow->reachingAt(Field, Read) : std::nullopt;
+  // From the method's entry, or through a call that may store: whatever any
+  // method stores (the order in which methods run is not known here).
+  if (!Reaching || Reaching->FromEntry || Reaching->Definitions.empty())
+    return fieldPlacement(Field);
+  std::optional<Placement> Result;
+  for (unsigned Index : Reaching->Definitions) {
+    const ValueDefinition &Definition = Flow->definitions()[Index];
+    if (Definition.isOpaque() || !Definition.Value)
+      return fieldPlacement(Field);
+    Result = join(Result,
+                  TensorDefinitions.factOf(
+                      Definition,
+                      [&](const ValueDefinition &Def) {
+                        return definitionPlacement({Def.Value, Def.Element}, /*AsDevice=*/false);
+                      },
+                      [](Placement A, Placement B) { return join(A, B); }, Placement::Unknown, cacheable()));
+  }
+  return Result ? Result : fieldPlacement(Field);
 }
 
 std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {

@@ -91,6 +91,9 @@ private:
   /// A tensor field of a class defined in the main file: the join of every value
   /// the TU stores into it (in-class initialiser, constructor initialisers, assignments).
   std::optional<Placement> fieldPlacement(const clang::FieldDecl *FD);
+  /// A read of `this->f` in a method: the stores of the method that reach it
+  /// (the value-flow core), else fieldPlacement (what every method stores).
+  std::optional<Placement> fieldReadPlacement(const clang::FieldDecl *Field, const clang::MemberExpr *Read);
   std::optional<Placement> containerUsePlacement(const clang::Expr *Ref, std::optional<unsigned> Index);
   std::optional<Placement> containerFieldPlacement(const clang::FieldDecl *FD, std::optional<unsigned> Index);
   std::optional<Placement> fieldValuePlacement(const clang::FieldDecl *FD, std::optional<unsigned> Index,

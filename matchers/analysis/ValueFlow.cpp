@@ -12,13 +12,55 @@ using namespace clang;
 
 namespace torch_syncfree {
 
-/// The variable or structured binding E names, looking through parentheses and
-/// implicit casts.
+/// The field of `*this` E names (`f_`, `this->f_`), if any.
+static const FieldDecl *namedFieldOfThis(const Expr *E) {
+  const auto *Member = dyn_cast_or_null<MemberExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  if (!Member || !isa<CXXThisExpr>(Member->getBase()->IgnoreParenImpCasts()))
+    return nullptr;
+  return dyn_cast<FieldDecl>(Member->getMemberDecl());
+}
+
+/// The variable, structured binding or field of `*this` E names, looking
+/// through parentheses and implicit casts. A method's fields are states of its
+/// flow as its locals are; what other methods store is their value at entry.
 static const ValueDecl *namedVariable(const Expr *E) {
+  if (const FieldDecl *Field = namedFieldOfThis(E))
+    return Field;
   const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
   if (!Ref || !isa<VarDecl, BindingDecl>(Ref->getDecl()))
     return nullptr;
   return Ref->getDecl();
+}
+
+/// The class whose fields a call may assign through `this`: a non-const
+/// method called on `*this`, or `this`/`*this` passed to other code.
+static const CXXRecordDecl *classWrittenThroughThis(const CallExpr *Call) {
+  auto IsThis = [](const Expr *E) {
+    const Expr *Inner = E->IgnoreParenImpCasts();
+    if (const auto *Deref = dyn_cast<UnaryOperator>(Inner); Deref && Deref->getOpcode() == UO_Deref)
+      Inner = Deref->getSubExpr()->IgnoreParenImpCasts();
+    return isa<CXXThisExpr>(Inner);
+  };
+  auto ClassOf = [](const Expr *This) {
+    QualType T = This->getType();
+    if (T->isPointerType())
+      T = T->getPointeeType();
+    return T->getAsCXXRecordDecl();
+  };
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
+    const CXXMethodDecl *Method = Member->getMethodDecl();
+    const Expr *Object = Member->getImplicitObjectArgument();
+    if (Object && IsThis(Object) && Method && !Method->isConst() && !Method->isStatic())
+      return ClassOf(Object->IgnoreParenImpCasts());
+  }
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (FD && isInTorchNamespace(FD))
+    return nullptr;
+  for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+    if (IsThis(Call->getArg(I)))
+      if (const CXXRecordDecl *Record = ClassOf(Call->getArg(I)->IgnoreParenImpCasts()))
+        return Record;
+  return nullptr;
 }
 
 bool isStdTie(const CallExpr *Call) {
@@ -76,7 +118,13 @@ static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefiniti
     return;
   }
   const auto *Call = dyn_cast<CallExpr>(S);
-  if (!Call || isa<CXXMemberCallExpr>(Call))
+  if (!Call)
+    return;
+  // A method that may store into this object's fields: each may change.
+  if (const CXXRecordDecl *Record = classWrittenThroughThis(Call))
+    for (const FieldDecl *Field : Record->fields())
+      Out.push_back({Kind::Escaped, Field, S, nullptr, std::nullopt});
+  if (isa<CXXMemberCallExpr>(Call))
     return;
   const FunctionDecl *FD = Call->getDirectCallee();
   // The tie of `std::tie(a, b) = rhs` is evaluated before the assignment, which
@@ -135,6 +183,16 @@ void FunctionValueFlow::findAliases() {
   std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
     if (!S)
       return;
+    const FieldDecl *Field = isa<MemberExpr>(S) ? namedFieldOfThis(cast<Expr>(S)) : nullptr;
+    if (Field && !isa<MemberExpr>(ancestorSkipping<ParenExpr>(Ctx, cast<Expr>(S)).get<Stmt>())) {
+      DynTypedNode Parent = ancestorSkipping<ParenExpr>(Ctx, cast<Expr>(S));
+      if (const auto *Bound = Parent.get<VarDecl>(); Bound && isMutableReference(Bound->getType()) &&
+                                                     Bound->getInit() &&
+                                                     Bound->getInit()->IgnoreParens() == S)
+        Alias(Field, S);
+      if (const auto *Address = Parent.get<UnaryOperator>(); Address && Address->getOpcode() == UO_AddrOf)
+        Alias(Field, S);
+    }
     if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && isa<VarDecl, BindingDecl>(Ref->getDecl())) {
       DynTypedNode Parent = ancestorSkipping<ParenExpr>(Ctx, Ref);
       if (const auto *Bound = Parent.get<VarDecl>(); Bound && isMutableReference(Bound->getType()) &&
@@ -164,11 +222,17 @@ void FunctionValueFlow::findAliases() {
           Collect(Child);
       };
       Collect(Lambda->getBody());
-      for (const LambdaCapture &Capture : Lambda->captures())
+      for (const LambdaCapture &Capture : Lambda->captures()) {
         if (Capture.capturesVariable() && Capture.getCaptureKind() == LCK_ByRef)
           if (const ValueDecl *Captured = Capture.getCapturedVar();
               llvm::any_of(Made, [&](const ValueDefinition &D) { return D.Variable == Captured; }))
             Alias(Captured, Lambda);
+        // `[this]` (or `[&]`): the fields it stores into.
+        if (Capture.capturesThis())
+          for (const ValueDefinition &D : Made)
+            if (isa<FieldDecl>(D.Variable))
+              Alias(D.Variable, Lambda);
+      }
     }
     for (const Stmt *Child : S->children())
       Visit(Child);

@@ -347,6 +347,43 @@ TEST(ValueFlow, ContainersAndFieldsJoinTheirStores) {
   EXPECT_EQ(Field.placement(0), Placement::Gpu);
 }
 
+TEST(ValueFlow, AMethodsFieldsAreStatesOfItsFlow) {
+  Parsed P("struct Meter {\n"
+           "  torch::Tensor total;\n"
+           "  void keepOnGpu(const torch::Tensor &t) { total = t.cuda(); }\n"
+           "  void step(bool reset, const torch::Tensor &t) {\n"
+           "    total = torch::ones({2});\n"
+           "    probe(total);\n"
+           "    keepOnGpu(t);\n"
+           "    probe(total);\n"
+           "    if (reset)\n"
+           "      this->total = torch::zeros({2});\n"
+           "    probe(total);\n"
+           "  }\n"
+           "};");
+  ASSERT_TRUE(P.ok());
+  // The method's own store reaches the first read.
+  EXPECT_EQ(P.placement(0), Placement::Cpu);
+  // A non-const method of the object may store into it: every store counts.
+  EXPECT_NE(P.placement(1), Placement::Cpu);
+  // One branch stores on the CPU, the other still holds what keepOnGpu stored.
+  EXPECT_NE(P.placement(2), Placement::Cpu);
+  // A mutable reference to the field may write it anywhere (here: before the
+  // read, through the alias).
+  Parsed Aliased("struct Meter {\n"
+                 "  torch::Tensor total;\n"
+                 "  void keepOnGpu(const torch::Tensor &t) { total = t.cuda(); }\n"
+                 "  void step() {\n"
+                 "    total = torch::zeros({2});\n"
+                 "    torch::Tensor &alias = total;\n"
+                 "    alias = torch::ones({2}).cuda();\n"
+                 "    probe(total);\n"
+                 "  }\n"
+                 "};");
+  ASSERT_TRUE(Aliased.ok());
+  EXPECT_NE(Aliased.placement(0), Placement::Cpu);
+}
+
 TEST(ValueFlow, OneContainerVocabularyServesPlacementAndPinning) {
   EXPECT_EQ(containerOp("push_back"), ContainerOp::Add);
   EXPECT_EQ(containerOp("front"), ContainerOp::ElementAccess);
