@@ -175,6 +175,9 @@ TEST(ApiFacts, TraitsComeFromOneTable) {
   EXPECT_TRUE(hasHostApiTrait("log", SinkWord));
   EXPECT_TRUE(hasHostApiTrait("list", HostContainer));
   EXPECT_TRUE(hasApiTrait("parameters", ModuleTensors));
+  EXPECT_TRUE(hasApiTrait("new_zeros", SourceDevice));
+  EXPECT_TRUE(hasApiTrait("rand_like", SourceDevice));
+  EXPECT_FALSE(hasApiTrait("zeros", SourceDevice)); // a factory: the CPU unless its options say
   EXPECT_TRUE(hasApiTrait("eval", ModuleKeepsDevice));
   EXPECT_FALSE(hasApiTrait("to", ModuleKeepsDevice));
   EXPECT_TRUE(hasHostApiTrait("tie", TupleMaker));
