@@ -103,6 +103,24 @@ TEST(DeviceOracle, OpsKeepTheirInputsDevice) {
             Placement::Gpu);
 }
 
+TEST(DeviceOracle, NewAndLikeKeepTheSourcesDeviceUnlessTheOptionsNameOne) {
+  // Issue 43: sizes and fill values (parameters here) and dtypes name no device.
+  EXPECT_EQ(placementOf("void f(std::vector<int64_t> s, double v) { auto x = torch::rand({2}); "
+                        "probe(x.new_full(s, v, torch::TensorOptions(torch::kDouble))); }"),
+            Placement::Cpu);
+  EXPECT_EQ(placementOf("void f(torch::Dtype d) { auto g = torch::rand({2}).cuda(); "
+                        "probe(torch::zeros_like(g, torch::dtype(d))); }"),
+            Placement::Gpu);
+  EXPECT_EQ(
+      placementOf(
+          "void f() { auto x = torch::rand({2}); probe(x.new_zeros({2}, torch::device(torch::kCUDA))); }"),
+      Placement::Gpu);
+  EXPECT_EQ(
+      placementOf(
+          "void f(torch::TensorOptions o) { auto x = torch::rand({2}); probe(torch::rand_like(x, o)); }"),
+      Placement::Unknown);
+}
+
 TEST(DeviceOracle, AParameterIsUnknown) {
   EXPECT_EQ(placementOf("void f(torch::Tensor t) { probe(t); }"), Placement::Unknown);
 }
