@@ -529,6 +529,10 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
               return classifyVariable(VD, Op, Op, Depth + 1);
           return verdict(Dependency::True, "the value is written to host memory");
         }
+        // `table[v]`, `t[v]`: the host needs a number that indexes (as for a built-in
+        // array); a tensor index (`g[h.cpu()]`) is copied, not read.
+        if (Op->getOperator() == OO_Subscript && IsRightOperand && !isTensorType(CurrentExpr->getType()))
+          return verdict(Dependency::True, "the value is used as an index");
         bool TensorOperand = false;
         for (const Expr *Arg : Op->arguments())
           TensorOperand |= isTensorType(Arg->getType());
