@@ -210,6 +210,9 @@ constexpr ApiFact Facts[] = {
     {"dist", FloatingResult},
     {"cosine_similarity", FloatingResult},
     {"pairwise_distance", FloatingResult},
+    // Shape reads: host integers, no wait.
+    {"numel", ShapeRead},
+    {"size", ShapeRead},
     // Views.
     {"operator[]", View},
     {"as_strided", View},
