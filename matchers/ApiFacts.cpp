@@ -75,6 +75,18 @@ constexpr ApiFact Facts[] = {
     {"scalar_tensor", Factory},
     {"from_blob", Factory},
     {"empty_strided", Factory},
+    // Factories like a source tensor: its device unless the options name one
+    // (TensorBody.h's `new_*`, ATen/ops' `*_like`, in 1.13 and 2.11 alike).
+    {"new_empty", SourceDevice},
+    {"new_empty_strided", SourceDevice},
+    {"new_zeros", SourceDevice},
+    {"new_ones", SourceDevice},
+    {"new_full", SourceDevice},
+    {"empty_like", SourceDevice},
+    {"zeros_like", SourceDevice},
+    {"ones_like", SourceDevice},
+    {"full_like", SourceDevice},
+    {"randint_like", SourceDevice},
     // Device moves.
     {"to", DeviceMove | CopyToDevice},
     {"cuda", DeviceMove | CopyToDevice | KindPreserving},
@@ -194,11 +206,14 @@ constexpr ApiFact Facts[] = {
     {"conv3d", FloatingResult},
     {"forward", FloatingResult | ModuleKeepsDevice},
     {"logsumexp", FloatingResult},
-    {"randn_like", FloatingResult},
-    {"rand_like", FloatingResult},
+    {"randn_like", FloatingResult | SourceDevice},
+    {"rand_like", FloatingResult | SourceDevice},
     {"dist", FloatingResult},
     {"cosine_similarity", FloatingResult},
     {"pairwise_distance", FloatingResult},
+    // Shape reads: host integers, no wait.
+    {"numel", ShapeRead},
+    {"size", ShapeRead},
     // Views.
     {"operator[]", View},
     {"as_strided", View},

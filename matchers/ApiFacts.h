@@ -76,8 +76,13 @@ enum ApiTrait : unsigned {
   /// A torch::nn::Module method that returns its tensors (`parameters`,
   /// `buffers`): they are where the module is.
   ModuleTensors = 1u << 25,
+  /// Makes a tensor like its source tensor (`x.new_zeros(...)`, `zeros_like(x, ...)`):
+  /// on the source's device unless its options name one.
+  SourceDevice = 1u << 26,
+  /// Reads a tensor's shape, not its values (`numel()`, `size(d)`): a host integer.
+  ShapeRead = 1u << 27,
   /// The last trait: the index covers every bit up to it.
-  LastApiTrait = ModuleTensors,
+  LastApiTrait = ShapeRead,
 };
 
 /// The traits of a LibTorch function or method name (0 for a name the table lacks).

@@ -214,6 +214,25 @@ std::optional<Placement> DeviceOracle::callerArgumentPlacement(const ParmVarDecl
   return Result;
 }
 
+/// Whether a value of type \p T can say where a tensor goes: a Device, DeviceType,
+/// TensorOptions, optional Device, tensor (`to(other)`) or device string. A size, a
+/// fill value, a dtype or a flag cannot, whatever it is (a parameter, a global).
+static bool mayNameDevice(QualType T) {
+  if (T.isNull() || T->isDependentType() || T->isUndeducedType())
+    return true;
+  T = T.getNonReferenceType().getCanonicalType();
+  if (isDeviceType(T) || isTensorOptionsType(T) || isOptionalDeviceType(T) || isTensorType(T))
+    return true;
+  if (T->isPointerType() || T->isArrayType()) {
+    QualType Element =
+        T->isPointerType() ? T->getPointeeType() : QualType(T->getArrayElementTypeNoTypeQual(), 0);
+    return Element->isAnyCharacterType();
+  }
+  if (const CXXRecordDecl *Record = T->getAsCXXRecordDecl())
+    return Record->getName() == "basic_string" || Record->getName() == "basic_string_view";
+  return false;
+}
+
 std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
@@ -221,7 +240,7 @@ std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
   QualType T = E->getType();
   if (isTensorType(T))
     return tensorPlacement(E); // to(other_tensor)
-  if (isNonDeviceOptionType(T) || T->isBooleanType())
+  if (!mayNameDevice(T))
     return std::nullopt;
 
   if (const auto *SL = dyn_cast<StringLiteral>(E))
@@ -256,12 +275,15 @@ std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
     if (Object && isTensorOptionsType(Object->getType())) {
       if (Name == "device" && MC->getNumArgs() >= 1 && !isa<CXXDefaultArgExpr>(MC->getArg(0)))
         return devicePlacement(MC->getArg(0)); // opts.device(kCUDA)
+      if (Name == "device_index")
+        return Placement::Gpu;                 // opts.device_index(i): CUDA device i
       return devicePlacement(Object);          // opts.dtype(...) keeps opts' device
     }
     if (Object && isDeviceType(Object->getType()))
       return devicePlacement(Object);
-    return isDeviceType(T) || isTensorOptionsType(T) ? std::optional(Placement::Unknown)
-                                                     : std::nullopt;
+    return isDeviceType(T) || isTensorOptionsType(T) || isOptionalDeviceType(T)
+               ? std::optional(Placement::Unknown)
+               : std::nullopt;
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     StringRef Name = calleeName(Call);
@@ -269,26 +291,38 @@ std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
     if (FD && isInTorchNamespace(FD)) {
       if (Name == "device" && Call->getNumArgs() == 1)
         return devicePlacement(Call->getArg(0)); // torch::device(kCUDA)
+      if (Name == "device_index" && isTensorOptionsType(T))
+        return Placement::Gpu; // c10::device_index(i): CUDA device i
       if (isTensorOptionsType(T))
         return std::nullopt; // torch::dtype(...), torch::requires_grad(...)
     }
   }
-  if (isDeviceType(T) || isTensorOptionsType(T))
+  if (isDeviceType(T) || isTensorOptionsType(T) || isOptionalDeviceType(T))
     return Placement::Unknown;
   return std::nullopt;
 }
 
-std::optional<Placement> DeviceOracle::factoryPlacement(const CallExpr *Call) {
-  // The device is in the TensorOptions argument, if any was written.
+std::optional<Placement> DeviceOracle::namedDevice(const CallExpr *Call, bool OtherTensor) {
+  // The device is in the argument bound to a TensorOptions, Device or optional
+  // Device parameter, if one was written: `new_zeros({n}, TensorOptions(kDouble))`
+  // names none, and neither do its sizes or a fill value (`new_full(sizes, fill)`
+  // with parameters of the function: they say nothing of a device).
   const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return Placement::Unknown;
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(FD) ? 1 : 0;
   std::optional<Placement> Device;
-  for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams(); ++I) {
+  for (unsigned I = Offset; I < Call->getNumArgs() && I - Offset < FD->getNumParams(); ++I) {
     const Expr *Arg = Call->getArg(I);
     if (isa<CXXDefaultArgExpr>(Arg))
       continue;
-    QualType ParamType = FD->getParamDecl(I)->getType();
-    if (isTensorOptionsType(ParamType) || isDeviceType(ParamType))
+    QualType ParamType = FD->getParamDecl(I - Offset)->getType();
+    if (isTensorOptionsType(ParamType) || isDeviceType(ParamType) || isOptionalDeviceType(ParamType))
       Device = join(Device, devicePlacement(Arg));
+    else if (OtherTensor && isTensorType(ParamType))
+      Device = join(Device, tensorPlacementImpl(Arg)); // `to(other)`: other's device
+    else if (ParamType->isDependentType())
+      return Placement::Unknown;
   }
   return Device;
 }
@@ -417,12 +451,11 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
         Result = Placement::Cpu;
       else if (Name == "cuda")
         Result = Placement::Gpu;
-      else if (Name == "to" || Name.starts_with("new_")) {
-        std::optional<Placement> Target;
-        for (const Expr *Arg : MC->arguments())
-          if (!isa<CXXDefaultArgExpr>(Arg))
-            if ((Target = devicePlacement(Arg)))
-              break;
+      else if (Name == "to" || hasApiTrait(Name, SourceDevice)) {
+        // LibTorch's rule: `to(dtype)`, `new_zeros(sizes, TensorOptions(kDouble))` stay
+        // where the object is; `to(other)` goes to other's device, options that name a
+        // device to that device.
+        std::optional<Placement> Target = namedDevice(MC, /*OtherTensor=*/Name == "to");
         Result = Target ? Target : tensorPlacementImpl(Object);
       } else {
         // Tensor methods compute on the device of their operands.
@@ -450,11 +483,11 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
     StringRef Name = calleeName(Call);
     if (FD && isInTorchNamespace(FD)) {
       if (hasApiTrait(Name, Factory)) {
-        Result = factoryPlacement(Call);
+        Result = namedDevice(Call, /*OtherTensor=*/false);
         if (!Result)
           Result = Placement::Cpu; // factories default to the CPU
-      } else if (Name.ends_with("_like")) {
-        Result = factoryPlacement(Call);
+      } else if (hasApiTrait(Name, SourceDevice)) {
+        Result = namedDevice(Call, /*OtherTensor=*/false); // `zeros_like(x, opts)`: x's device
         if (!Result)
           Result = operandsPlacement(Call);
       } else {

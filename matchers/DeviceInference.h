@@ -81,7 +81,12 @@ private:
   std::optional<Placement> reachingPlacement(const clang::ValueDecl *D, bool AsDevice,
                                              const clang::DeclRefExpr *Use, bool &Answered);
   std::optional<Placement> definitionPlacement(const Definition &Def, bool AsDevice);
-  std::optional<Placement> factoryPlacement(const clang::CallExpr *Call);
+  /// The device named by the arguments of a LibTorch call that makes or moves a
+  /// tensor (a factory, `new_*`, `*_like`, `to`) bound to parameters that can name
+  /// one: TensorOptions, Device, DeviceType, an optional Device and, with
+  /// \p OtherTensor (`to(other)`), a tensor. nullopt when none names a device
+  /// (sizes, fill values, dtypes, options without a device).
+  std::optional<Placement> namedDevice(const clang::CallExpr *Call, bool OtherTensor);
   /// Where the tensors held by a container (vector, tuple, pair, C array, braced
   /// list) live: element \p Index when known, else every element.
   std::optional<Placement> elementPlacement(const clang::Expr *Container,

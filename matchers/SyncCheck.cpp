@@ -33,6 +33,19 @@ std::string formatMessage(const Finding &F) {
   return Message;
 }
 
+std::string countedReason(const CountReads &Counted, llvm::StringRef What) {
+  std::string Through = Counted.Through ? "through `" + Counted.Through->getNameAsString() + "`, " : "";
+  return Through + "only " + What.str() + "'s size is read (`" + (Counted.Numel ? "numel()" : "size(0)") +
+         "`), and " + Counted.Verdict.Reason;
+}
+
+std::string countRemedy(const std::string &Count, const std::string &Caveat, const UseVerdict &Use) {
+  std::string Remedy = "count on the device with `" + Count + "`" + Caveat;
+  if (Use.Accumulated && Use.LoopLine)
+    return Remedy + ", add those counts into a tensor on the device and read the total once, after the loop";
+  return Remedy + ": no selection is built and nothing waits until the host reads the count";
+}
+
 std::string tensorPhrase(Placement P) {
   switch (P) {
   case Placement::Gpu:

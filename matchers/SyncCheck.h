@@ -33,6 +33,14 @@ std::string formatMessage(const Finding &F);
 /// "a GPU tensor" / "a tensor that may be on the GPU".
 std::string tensorPhrase(Placement P);
 
+/// Why a selection of which only the count is read is a false dependency: "only
+/// <What>'s size is read (`numel()`), and <how the host uses the count>".
+std::string countedReason(const CountReads &Counted, llvm::StringRef What);
+/// The remedy for such a selection: count on the device with \p Count (the user's
+/// own expressions: `p.eq(t).sum()`), and, for a count accumulated in a loop, add the
+/// counts on the device and read the total once after the loop.
+std::string countRemedy(const std::string &Count, const std::string &Caveat, const UseVerdict &Use);
+
 class SyncCheck : public clang::tidy::ClangTidyCheck, public SiteClaimant {
 public:
   /// \p FixByDefault: the `Fix` option's default (a check whose fix is opt-in passes false).

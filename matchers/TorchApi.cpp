@@ -78,6 +78,14 @@ bool isTensorOptionsType(QualType T) {
   return qualifiedNameOf(T) == "c10::TensorOptions";
 }
 
+bool isOptionalDeviceType(QualType T) {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(recordOf(T));
+  if (!Spec || Spec->getName() != "optional" || Spec->getTemplateArgs().size() != 1)
+    return false;
+  const TemplateArgument &Arg = Spec->getTemplateArgs()[0];
+  return Arg.getKind() == TemplateArgument::Type && isDeviceType(Arg.getAsType());
+}
+
 bool isNonDeviceOptionType(QualType T) {
   std::string Name = qualifiedNameOf(T);
   return Name == "c10::ScalarType" || Name == "caffe2::TypeMeta" ||

@@ -24,6 +24,9 @@ bool isTensorType(clang::QualType T);
 bool isDeviceType(clang::QualType T);
 /// c10::TensorOptions.
 bool isTensorOptionsType(clang::QualType T);
+/// An optional device: `c10::optional<Device>` (1.13), `std::optional<Device>` (2.x),
+/// the `device` parameter of the unpacked overloads (`new_zeros(size, dtype, layout, device, pin)`).
+bool isOptionalDeviceType(clang::QualType T);
 /// c10::ScalarType, caffe2::TypeMeta, c10::Layout, c10::MemoryFormat: say nothing of the device.
 bool isNonDeviceOptionType(clang::QualType T);
 /// c10::Scalar, the host value `item()` returns.

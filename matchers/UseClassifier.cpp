@@ -27,6 +27,13 @@ static UseVerdict verdict(Dependency D, std::string Reason) {
   return V;
 }
 
+/// `m += v`: a false dependency, the host reads the metric later.
+static UseVerdict accumulated() {
+  UseVerdict V = verdict(Dependency::False, "the value is accumulated into a host metric");
+  V.Accumulated = true;
+  return V;
+}
+
 /// Logging entry points of the standard library, {fmt}, spdlog, glog and c10.
 static bool isBuiltinLoggingFunction(StringRef Name) {
   return hasHostApiTrait(Name, LoggingFunction) || hasApiTrait(Name, MessageText);
@@ -265,6 +272,61 @@ llvm::ArrayRef<const CallExpr *> UseClassifier::waitsEveryIteration(const Stmt *
     It->second = std::move(Waits); // nothing above inserts into LoopWaits
   }
   return It->second;
+}
+
+/// `E.numel()` or `E.size(0)` (ApiFacts' ShapeRead names, with no argument or the
+/// constant 0): the call, else nullptr.
+static const CXXMemberCallExpr *countReadOf(ASTContext &Ctx, const Expr *E, bool &Numel) {
+  const auto *Read = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, E));
+  if (!Read || ignoreWrappers(Read->getImplicitObjectArgument()) != ignoreWrappers(E) ||
+      !hasApiTrait(calleeName(Read), ShapeRead))
+    return nullptr;
+  unsigned Written = explicitArgCount(Read);
+  if (Written == 0) {
+    Numel = true;
+    return Read;
+  }
+  std::optional<llvm::APSInt> Dim =
+      Written == 1 ? Read->getArg(0)->getIntegerConstantExpr(Ctx) : std::nullopt;
+  return Dim && *Dim == 0 ? Read : nullptr;
+}
+
+std::optional<CountReads> UseClassifier::classifyCountReads(const Expr *Selection) {
+  CountReads Result;
+  llvm::SmallVector<const CXXMemberCallExpr *, 4> Reads;
+  if (const CXXMemberCallExpr *Direct = countReadOf(Ctx, Selection, Result.Numel)) {
+    Reads.push_back(Direct);
+  } else {
+    // `auto sel = x.masked_select(m); n += sel.numel();`: every use a count read.
+    const VarDecl *Var = initialisedVariable(Ctx, Selection);
+    const auto *FD = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
+    if (!Var || !FD || !FD->getBody() || Var->getType()->isReferenceType() || !Var->hasLocalStorage())
+      return std::nullopt;
+    for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), Var)) {
+      const CXXMemberCallExpr *Read = countReadOf(Ctx, Ref, Result.Numel);
+      if (!Read)
+        return std::nullopt;
+      Reads.push_back(Read);
+    }
+    Result.Through = Var;
+  }
+  if (Reads.empty())
+    return std::nullopt;
+  Result.First = Reads.front();
+  for (const CXXMemberCallExpr *Read : Reads) {
+    UseVerdict V = classify(Read);
+    if (V.Kind == Dependency::True) {
+      Result.Verdict = std::move(V);
+      return Result;
+    }
+    if (Read == Reads.front())
+      Result.Verdict = std::move(V);
+    else if (!V.IntervalLine)
+      Result.Verdict.IntervalLine = 0; // read outside a log interval too
+  }
+  if (!Result.Verdict.IntervalLine)
+    Result.Verdict.IntervalCondition.clear();
+  return Result;
 }
 
 UseVerdict UseClassifier::classify(const Expr *ValueExpr) {
@@ -533,6 +595,10 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
               return classifyVariable(VD, Op, Op, Depth + 1);
           return verdict(Dependency::True, "the value is written to host memory");
         }
+        // `table[v]`, `t[v]`: the host needs a number that indexes (as for a built-in
+        // array); a tensor index (`g[h.cpu()]`) is copied, not read.
+        if (Op->getOperator() == OO_Subscript && IsRightOperand && !isTensorType(CurrentExpr->getType()))
+          return verdict(Dependency::True, "the value is used as an index");
         bool TensorOperand = false;
         for (const Expr *Arg : Op->arguments())
           TensorOperand |= isTensorType(Arg->getType());
@@ -546,7 +612,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
           return verdict(Dependency::False,
                          "the value goes straight back into a tensor operation");
         if (Op->isAssignmentOp() && IsRightOperand)
-          return verdict(Dependency::False, "the value is accumulated into a host metric");
+          return accumulated();
         Climb(PE);
         continue;
       }
@@ -631,7 +697,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
           return verdict(Dependency::True, "the value decides a branch (`&&`/`||`)");
         if (BO->isAssignmentOp() && BO->getRHS() == CurrentExpr) {
           if (BO->isCompoundAssignmentOp())
-            return verdict(Dependency::False, "the value is accumulated into a host metric");
+            return accumulated();
           if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(BO->getLHS())))
             if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
               return classifyVariable(VD, BO, BO, Depth + 1);

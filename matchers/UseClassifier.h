@@ -30,6 +30,8 @@ struct UseVerdict {
   /// stream insertion, a logging call or macro argument).
   bool OnlyLogged = false;
   const clang::Stmt *LoggedAt = nullptr;
+  /// The value is added into a host variable (`m += v`): a metric the host reads later.
+  bool Accumulated = false;
   /// The value is read inside an assertion or check macro (`assert`,
   /// `TORCH_CHECK`, `AT_ASSERT`, a project's `CHECK`): its name.
   std::string ValidationMacro;
@@ -38,6 +40,18 @@ struct UseVerdict {
 struct ClassifierOptions {
   /// Extra function or macro names whose arguments are only logged.
   std::vector<std::string> LoggingFunctions;
+};
+
+/// The reads of a selection's count (UseClassifier::classifyCountReads).
+struct CountReads {
+  /// The first read: `sel.numel()` or `sel.size(0)`.
+  const clang::CallExpr *First = nullptr;
+  /// Some read is `numel()` (every element), not `size(0)` (the selected rows).
+  bool Numel = false;
+  /// The local variable the selection is kept in, or nullptr when read directly.
+  const clang::VarDecl *Through = nullptr;
+  /// How the host uses the count: true as soon as one read is.
+  UseVerdict Verdict;
 };
 
 class UseClassifier {
@@ -69,6 +83,13 @@ public:
   /// the loop (non_blocking, a deferred sum, coalescing) saves no wait. In
   /// source order.
   llvm::ArrayRef<const clang::CallExpr *> waitsEveryIteration(const clang::Stmt *Loop);
+
+  /// A selection whose size depends on the data (`masked_select`, `index({mask})`,
+  /// `nonzero`) of which only the count is read (`sel.numel()`, `sel.size(0)`),
+  /// directly or through a local variable whose every use is such a read: how the
+  /// host uses that count. nullopt when anything else reads the selection (its
+  /// values, another dimension, an escape).
+  std::optional<CountReads> classifyCountReads(const clang::Expr *Selection);
 
   /// printf-family, fmt, spdlog, glog, c10 logging or a configured logging function.
   bool isLoggingCall(const clang::CallExpr *Call) const;

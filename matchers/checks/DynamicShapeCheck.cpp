@@ -126,32 +126,47 @@ void DynamicShapeCheck::check(const MatchFinder::MatchResult &Result) {
                  .Case("bincount", "use `scatter_add_` into a tensor of the known number of bins")
                  .Default("keep shapes fixed (masks, `torch::where`) where the host does not "
                           "need the size");
-  std::vector<FixItHint> Fixes;
-  if (Name == "nonzero" || Name == "argwhere")
-    if (std::optional<EmptinessTest> Test = emptinessTest(Ctx, Call)) {
-      // numel() of nonzero(x) is 0 for a 0-dim x whatever its value, so that form
-      // keeps a dim() test, which repeats x: only a plain name may be repeated.
-      const Expr *Plain = ignoreWrappers(Subject);
-      bool Repeatable = isa<DeclRefExpr>(Plain) ||
-                        (isa<MemberExpr>(Plain) && isSideEffectFree(Plain));
-      if (!Test->ViaNumel || Repeatable) {
-        std::string X = asPostfix(Ctx, Subject);
-        // The one bool stays a sync, on purpose: marked so that no check
-        // reports the fix's own read (a second --fix run changes nothing).
-        std::string Any = X + ".any().item<bool>()" + insertedSyncMarker("one bool, no index list");
-        std::string Replacement;
-        if (!Test->ViaNumel)
-          Replacement = Test->NonEmpty ? Any : "!" + Any;
-        else
-          Replacement = Test->NonEmpty ? "(" + X + ".dim() > 0 && " + Any + ")"
-                                       : "(" + X + ".dim() == 0 || !" + Any + ")";
-        if (auto Edits = fixItsFor({changeTo(selectTokens(Test->Whole), cat(Replacement))}, Result))
-          Fixes = *Edits;
-        F.Remedy = "this only tests for emptiness: `" + X +
-                   ".any()` answers on the device without building the index list (the host "
-                   "still reads one bool unless the decision moves to the device)";
-      }
+  bool IndexList = Name == "nonzero" || Name == "argwhere";
+  std::optional<EmptinessTest> Test = IndexList ? emptinessTest(Ctx, Call) : std::nullopt;
+  // Only the number of non-zero elements is read, and the host does not need it
+  // (`found += nonzero(m).size(0)` summed into a metric): count_nonzero() counts them
+  // on the device, without an index list.
+  if (IndexList && !Test)
+    if (std::optional<CountReads> Counted = classifier(Ctx).classifyCountReads(Call);
+        Counted && Counted->Verdict.Kind == Dependency::False) {
+      unsigned LoopLine = F.Use.LoopLine;
+      F.Use = Counted->Verdict;
+      F.Use.LoopLine = LoopLine;
+      F.Use.Reason = countedReason(*Counted, "the index list");
+      std::string X = asPostfix(Ctx, Subject);
+      F.Remedy = Counted->Numel ? countRemedy(X + ".count_nonzero() * " + X + ".dim()",
+                                              " (the index list's `numel()`)", F.Use)
+                                : countRemedy(X + ".count_nonzero()", "", F.Use);
     }
+  std::vector<FixItHint> Fixes;
+  if (Test) {
+    // numel() of nonzero(x) is 0 for a 0-dim x whatever its value, so that form
+    // keeps a dim() test, which repeats x: only a plain name may be repeated.
+    const Expr *Plain = ignoreWrappers(Subject);
+    bool Repeatable = isa<DeclRefExpr>(Plain) || (isa<MemberExpr>(Plain) && isSideEffectFree(Plain));
+    if (!Test->ViaNumel || Repeatable) {
+      std::string X = asPostfix(Ctx, Subject);
+      // The one bool stays a sync, on purpose: marked so that no check
+      // reports the fix's own read (a second --fix run changes nothing).
+      std::string Any = X + ".any().item<bool>()" + insertedSyncMarker("one bool, no index list");
+      std::string Replacement;
+      if (!Test->ViaNumel)
+        Replacement = Test->NonEmpty ? Any : "!" + Any;
+      else
+        Replacement = Test->NonEmpty ? "(" + X + ".dim() > 0 && " + Any + ")"
+                                     : "(" + X + ".dim() == 0 || !" + Any + ")";
+      if (auto Edits = fixItsFor({changeTo(selectTokens(Test->Whole), cat(Replacement))}, Result))
+        Fixes = *Edits;
+      F.Remedy = "this only tests for emptiness: `" + X +
+                 ".any()` answers on the device without building the index list (the host "
+                 "still reads one bool unless the decision moves to the device)";
+    }
+  }
   report(Call->getExprLoc(), F, Fixes);
 }
 

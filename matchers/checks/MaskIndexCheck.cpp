@@ -93,6 +93,13 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
     if (const VarDecl *Var = onlyReducedVariable(analysis(Ctx), Call))
       Through = "through `" + Var->getNameAsString() + "`, ";
   bool ReducedLater = !Through.empty();
+  // Only the selection's count is read, and the host does not need it (`hits +=
+  // x.masked_select(m).numel()` summed into a metric): the mask counts it on the device.
+  std::optional<CountReads> Counted;
+  if (!Reducible && !ReducedLater)
+    Counted = classifier(Ctx).classifyCountReads(Call);
+  if (Counted && Counted->Verdict.Kind != Dependency::False)
+    Counted.reset();
   F.Use.Kind = Reducible || ReducedLater ? Dependency::False : Dependency::True;
   F.Use.Reason = Reducible ? "only the selection's `" + ReductionName.str() + "()` is used"
                  : ReducedLater ? Through + "only full sums or means of the selection are used"
@@ -102,6 +109,22 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
                  ? "reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape"
                  : "keep shapes fixed with `torch::where(mask, x, fill)` and reduce or "
                    "mask later";
+  if (Counted) {
+    unsigned LoopLine = F.Use.LoopLine;
+    F.Use = Counted->Verdict;
+    F.Use.LoopLine = LoopLine;
+    F.Use.Reason = countedReason(*Counted, "the selection");
+    // masked_select counts the mask broadcast to x's shape; index({mask}) selects
+    // rows: numel() also counts the elements of each row.
+    std::string Caveat;
+    if (calleeName(Call) == "masked_select")
+      Caveat =
+          " (the same number when the mask has `" + sourceText(Ctx, Object->IgnoreImplicit()) + "`'s shape)";
+    else if (Counted->Numel)
+      Caveat = " (times the elements of each selected row when the mask has fewer dimensions than `" +
+               sourceText(Ctx, Object->IgnoreImplicit()) + "`)";
+    F.Remedy = countRemedy(asPostfix(Ctx, Mask) + ".sum()", Caveat, F.Use);
+  }
   if (!Sure)
     F.Remedy += " (if `" + sourceText(Ctx, Mask) + "` is a boolean mask)";
 

@@ -255,3 +255,65 @@ float made_like_cpu(float *data) {
   // CHECK-MESSAGES: :[[@LINE-1]]:50: warning: `item()` on a GPU tensor
   return sum;
 }
+
+// Issue 43: `new_*`, `*_like` and `to` make their result on the source tensor's device
+// unless their options name one (LibTorch's rule). A dtype, `TensorOptions(kDouble)`,
+// `dtype(..).requires_grad(..)`, an options variable without a device and `x.options()`
+// (x's own device) name none; sizes and fill values that are parameters of the function
+// say nothing of a device either.
+double like_a_cpu_source(const std::vector<int64_t> &sizes, double fill, torch::Dtype dt, int64_t n) {
+  auto x = torch::rand({3});
+  auto opts = torch::TensorOptions(torch::kDouble);
+  double s = x.new_zeros({n, 2}, torch::TensorOptions(torch::kDouble)).sum().item<double>();
+  s += torch::rand_like(x, opts).sum().item<double>() + torch::zeros_like(x, opts).sum().item<double>();
+  s += x.new_empty(sizes, opts).sum().item<double>() + x.new_full(sizes, fill).sum().item<double>();
+  s += x.new_ones({n}, torch::dtype(torch::kFloat).requires_grad(true)).sum().item<double>();
+  s += x.new_zeros(sizes, x.options()).sum().item<double>();
+  s += torch::full_like(x, fill, x.options().dtype(torch::kLong)).sum().item<double>();
+  s += x.to(torch::kDouble).sum().item<double>() + x.to(dt).sum().item<double>() + x.to(opts).sum().item<double>();
+  s += x.new_zeros(sizes, dt, c10::nullopt, c10::nullopt, c10::nullopt).sum().item<double>();
+  s += torch::zeros({n}, x.options()).sum().item<double>() + torch::ones_like(x, dt).sum().item<double>();
+  auto host = torch::zeros({3});
+  return s + x.to(host).sum().item<double>();  // CPU throughout: no finding
+}
+double like_a_gpu_source(const std::vector<int64_t> &sizes, double fill, torch::Dtype dt) {
+  auto g = torch::rand({3}, torch::kCUDA);
+  auto opts = torch::TensorOptions(torch::kDouble);
+  double s = g.new_zeros({2}, torch::TensorOptions(torch::kDouble)).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:75: warning: `item()` on a GPU tensor
+  s += torch::rand_like(g, opts).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: `item()` on a GPU tensor
+  s += g.new_full(sizes, fill).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: `item()` on a GPU tensor
+  s += g.to(dt).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `item()` on a GPU tensor
+  s += g.new_empty(sizes, g.options().dtype(torch::kLong)).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:66: warning: `item()` on a GPU tensor
+  return s + torch::zeros({2}, g.options()).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:51: warning: `item()` on a GPU tensor
+}
+// Options that name a device win over the source's, both ways.
+double options_name_the_device(const std::vector<int64_t> &sizes, torch::Dtype dt) {
+  auto x = torch::rand({3});
+  auto g = torch::rand({3}, torch::kCUDA);
+  double s = x.new_zeros({2}, torch::device(torch::kCUDA)).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:66: warning: `item()` on a GPU tensor
+  s += torch::zeros_like(x, x.options().device(torch::kCUDA)).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:69: warning: `item()` on a GPU tensor
+  s += x.new_zeros(sizes, dt, c10::nullopt, torch::Device(torch::kCUDA), c10::nullopt).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:94: warning: `item()` on a GPU tensor
+  s += x.to(g).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor
+  s += g.new_zeros({2}, torch::device(torch::kCPU)).sum().item<double>();            // CPU: no finding
+  s += torch::zeros_like(g, g.options().device(torch::kCPU)).sum().item<double>();  // CPU: no finding
+  s += torch::rand_like(g, torch::dtype(torch::kFloat).device(torch::kCPU)).sum().item<double>();  // CPU
+  return s + g.to(x).sum().item<double>();  // to(other): x's device, the CPU: no finding
+}
+// Options the function cannot see into (a parameter) leave the device unknown.
+double options_from_the_caller(torch::TensorOptions opts) {
+  auto x = torch::rand({3});
+  double s = torch::zeros_like(x, opts).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:47: warning: `item()` on a tensor that may be on the GPU
+  return s + x.new_zeros({2}, opts).sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:43: warning: `item()` on a tensor that may be on the GPU
+}

@@ -81,3 +81,23 @@ template <typename T> T count_positive(const torch::Tensor &t) {
 }
 template int count_positive<int>(const torch::Tensor &);
 template long count_positive<long>(const torch::Tensor &);  // one finding, in the template
+
+// Issue 43: an index list of which only the size is read, summed into a host metric
+// read after the loop, is a false dependency (the rule for `m += t.item()`):
+// count_nonzero() counts on the device. Not when the size is used as a size or a bound.
+int64_t counted_index_lists(const torch::Tensor &labels, int steps) {
+  auto x = torch::randn({64}, torch::kCUDA);
+  int64_t found = 0, elements = 0;
+  for (int i = 0; i < steps; ++i) {
+    found += torch::nonzero(labels.cuda().eq(i)).size(0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `nonzero` on a GPU tensor has an output size that depends on the data, so the host waits for the GPU; false dependency: only the index list's size is read (`size(0)`), and the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-2]]); count on the device with `labels.cuda().eq(i).count_nonzero()`, add those counts into a tensor on the device and read the total once, after the loop [torch-sync-dynamic-shape]
+    elements += x.nonzero().numel();
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `nonzero` on a GPU tensor {{.*}}; false dependency: only the index list's size is read (`numel()`), and the value is accumulated into a host metric (every iteration of the loop at line {{[0-9]+}}); count on the device with `x.count_nonzero() * x.dim()` (the index list's `numel()`), add those counts
+  }
+  auto sized = torch::zeros({torch::nonzero(x > 0).size(0)});
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `nonzero` on a GPU tensor {{.*}}; true dependency: the output's size is computed from GPU values;
+  for (int64_t j = 0; j < x.nonzero().size(0); ++j)
+    // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: `nonzero` on a GPU tensor {{.*}}; true dependency: the output's size is computed from GPU values
+    ++found;
+  return found + elements + sized.size(0);
+}

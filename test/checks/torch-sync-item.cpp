@@ -34,6 +34,12 @@ float branches(torch::Tensor maybe_gpu, std::vector<float> &out) {
   for (int i = 0; i < maybe_gpu.sum().item<int>(); ++i)
     // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: {{.*}}; true dependency: the value bounds a `for` loop (every iteration of the loop at line [[@LINE-1]]);
     buffer[i] = 0;
+  // An index into a std::vector, as into an array (issue 43: not the `+=` it feeds).
+  float picked = 0;
+  picked += out[maybe_gpu.argmax().item<int64_t>()];
+  // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: {{.*}}; true dependency: the value is used as an index;
+  if (picked > 1)
+    return picked;
   return maybe_gpu.max().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: {{.*}}; true dependency: the value is returned to the caller;
 }

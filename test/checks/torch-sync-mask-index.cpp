@@ -1,5 +1,6 @@
 // RUN: %check_torch_sync %s torch-sync-mask-index %t -- %mock_flags
 #include <torch/torch.h>
+#include <vector>
 
 void positives(torch::Tensor maybe_gpu, torch::Tensor idx) {
   auto x = torch::randn({64}, torch::kCUDA);
@@ -55,4 +56,46 @@ double reduced_through_a_variable(const torch::Tensor &logits) {
   auto sized = probs.index({probs > 0.9});
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
   return confident.mean().item<double>() + confident.sum().item<double>() + static_cast<double>(sized.size(0));
+}
+
+// Issue 43: a selection of which only the size is read, summed into a host metric
+// read after the loop, is a false dependency by the rule for `m += t.item()`; the
+// mask counts it on the device. No fix: the metric's type and reads stay the user's.
+int64_t counted_selections(const torch::Tensor &p, const torch::Tensor &t, int steps) {
+  auto x = torch::randn({64}, torch::kCUDA);
+  int64_t hits = 0, rows = 0, kept = 0;
+  double scaled = 0;
+  for (int i = 0; i < steps; ++i) {
+    hits += x.masked_select(p.eq(t)).numel();
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: selecting with a boolean mask on a GPU tensor makes the result's size depend on GPU data, so the host waits to learn it; false dependency: only the selection's size is read (`numel()`), and the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-2]]); count on the device with `p.eq(t).sum()` (the same number when the mask has `x`'s shape), add those counts into a tensor on the device and read the total once, after the loop [torch-sync-mask-index]
+    rows += x.index({x > 0.5}).size(0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: selecting with a boolean mask {{.*}}; false dependency: only the selection's size is read (`size(0)`), and the value is accumulated into a host metric (every iteration of the loop at line {{[0-9]+}}); count on the device with `(x > 0.5).sum()`, add those counts into a tensor on the device and read the total once, after the loop [torch-sync-mask-index]
+    scaled += 0.5 * x.index({x < 0}).numel();
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: selecting with a boolean mask {{.*}}; false dependency: only the selection's size is read (`numel()`), and the value is accumulated into a host metric (every iteration of the loop at line {{[0-9]+}}); count on the device with `(x < 0).sum()` (times the elements of each selected row when the mask has fewer dimensions than `x`), add those counts
+    auto sel = x.masked_select(x < 0.1);
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: selecting with a boolean mask {{.*}}; false dependency: through `sel`, only the selection's size is read (`numel()`), and the value is accumulated into a host metric (every iteration of the loop at line {{[0-9]+}}); count on the device with `(x < 0.1).sum()`
+    kept += sel.numel();
+  }
+  return hits + rows + kept + static_cast<int64_t>(scaled);
+}
+// The size used as a size, an index, a loop bound or a condition, returned to a
+// caller this file cannot see, or read beside the selection's values: true.
+int64_t sizes_the_host_needs(const torch::Tensor &p, const torch::Tensor &t, std::vector<float> &table) {
+  auto x = torch::randn({64}, torch::kCUDA);
+  int64_t n = 0;
+  auto out = torch::zeros({x.masked_select(p.eq(t)).numel()});
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
+  n += static_cast<int64_t>(table[x.index({x > 0}).size(0)]);
+  // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
+  for (int64_t j = 0; j < x.masked_select(x > 1).numel(); ++j)
+  // CHECK-MESSAGES: :[[@LINE-1]]:29: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows
+    ++n;
+  if (x.index({x > 2}).size(0) > 3)
+  // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
+    ++n;
+  auto both = x.masked_select(x > 3);
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
+  n += both.numel() + both.max().item<int64_t>();
+  return n + x.masked_select(p.eq(t)).numel();
+  // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
 }

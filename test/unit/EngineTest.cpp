@@ -36,22 +36,29 @@ public:
     return Probes.empty() ? nullptr : Probes.front();
   }
   /// The first `item()` call.
-  const Expr *firstItem() {
+  const Expr *firstItem() { return firstCall("item"); }
+  /// The first call of a method named \p Name.
+  const Expr *firstCall(llvm::StringRef Name) {
     struct Finder : RecursiveASTVisitor<Finder> {
+      llvm::StringRef Name;
       const Expr *Found = nullptr;
       bool VisitCXXMemberCallExpr(CXXMemberCallExpr *Call) {
         const CXXMethodDecl *M = Call->getMethodDecl();
-        if (!Found && M && M->getDeclName().isIdentifier() && M->getName() == "item")
+        if (!Found && M && M->getDeclName().isIdentifier() && M->getName() == Name)
           Found = Call;
         return true;
       }
     } F;
+    F.Name = Name;
     F.TraverseAST(AST->getASTContext());
     return F.Found;
   }
 
   Placement placementOfProbe() { return TU->oracle().tensorPlacement(probed()); }
   UseVerdict classifyFirstItem() { return TU->classifier(ClassifierOptions{}).classify(firstItem()); }
+  std::optional<CountReads> classifyCountReads(const Expr *Selection) {
+    return TU->classifier(ClassifierOptions{}).classifyCountReads(Selection);
+  }
 
 private:
   std::unique_ptr<ASTUnit> AST;
@@ -103,6 +110,24 @@ TEST(DeviceOracle, OpsKeepTheirInputsDevice) {
             Placement::Gpu);
 }
 
+TEST(DeviceOracle, NewAndLikeKeepTheSourcesDeviceUnlessTheOptionsNameOne) {
+  // Issue 43: sizes and fill values (parameters here) and dtypes name no device.
+  EXPECT_EQ(placementOf("void f(std::vector<int64_t> s, double v) { auto x = torch::rand({2}); "
+                        "probe(x.new_full(s, v, torch::TensorOptions(torch::kDouble))); }"),
+            Placement::Cpu);
+  EXPECT_EQ(placementOf("void f(torch::Dtype d) { auto g = torch::rand({2}).cuda(); "
+                        "probe(torch::zeros_like(g, torch::dtype(d))); }"),
+            Placement::Gpu);
+  EXPECT_EQ(
+      placementOf(
+          "void f() { auto x = torch::rand({2}); probe(x.new_zeros({2}, torch::device(torch::kCUDA))); }"),
+      Placement::Gpu);
+  EXPECT_EQ(
+      placementOf(
+          "void f(torch::TensorOptions o) { auto x = torch::rand({2}); probe(torch::rand_like(x, o)); }"),
+      Placement::Unknown);
+}
+
 TEST(DeviceOracle, AParameterIsUnknown) {
   EXPECT_EQ(placementOf("void f(torch::Tensor t) { probe(t); }"), Placement::Unknown);
 }
@@ -123,6 +148,42 @@ TEST(UseClassifier, AReturnedValueIsATrueDependency) {
   UseVerdict V = verdictOf("float f(torch::Tensor t) { return t.item<float>(); }");
   EXPECT_EQ(V.Kind, Dependency::True);
   EXPECT_NE(V.Reason.find("returned"), std::string::npos) << V.Reason;
+}
+
+/// How the host uses the size of the first `masked_select` in \p Body.
+std::optional<CountReads> countReadsOf(llvm::StringRef Body) {
+  Parsed P(Body);
+  EXPECT_TRUE(P.ok()) << Body.str();
+  if (!P.ok() || !P.firstCall("masked_select"))
+    return std::nullopt;
+  return P.classifyCountReads(P.firstCall("masked_select"));
+}
+
+TEST(UseClassifier, ASelectionsSizeSummedIntoAMetricIsAFalseDependency) {
+  // Issue 43: `hits += x.masked_select(m).numel()` is the rule for `m += t.item()`.
+  std::optional<CountReads> Summed =
+      countReadsOf("int64_t f(torch::Tensor x, torch::Tensor m) { int64_t hits = 0;\n"
+                   "  for (int i = 0; i < 3; ++i) hits += x.masked_select(m).numel();\n"
+                   "  return hits; }");
+  ASSERT_TRUE(Summed.has_value());
+  CountReads Sum = Summed.value_or(CountReads{});
+  EXPECT_EQ(Sum.Verdict.Kind, Dependency::False);
+  EXPECT_TRUE(Sum.Verdict.Accumulated);
+  EXPECT_TRUE(Sum.Numel);
+  std::optional<CountReads> Indexed = countReadsOf(
+      "void f(torch::Tensor x, torch::Tensor m, std::vector<float> &v) { auto s = x.masked_select(m);\n"
+      "  v[s.size(0)] = 1; }");
+  ASSERT_TRUE(Indexed.has_value());
+  CountReads Index = Indexed.value_or(CountReads{});
+  EXPECT_EQ(Index.Verdict.Kind, Dependency::True); // an index
+  EXPECT_FALSE(Index.Numel);
+  ASSERT_NE(Index.Through, nullptr);
+  EXPECT_EQ(Index.Through->getName(), "s");
+  // The values are read too, or another dimension: not only the size.
+  EXPECT_FALSE(countReadsOf("float f(torch::Tensor x, torch::Tensor m) { auto s = x.masked_select(m);\n"
+                            "  return s.numel() + s.sum().item<float>(); }"));
+  EXPECT_FALSE(
+      countReadsOf("int64_t f(torch::Tensor x, torch::Tensor m) { return x.masked_select(m).size(1); }"));
 }
 
 TEST(UseClassifier, TheLoopLineIsKept) {
@@ -175,6 +236,10 @@ TEST(ApiFacts, TraitsComeFromOneTable) {
   EXPECT_TRUE(hasHostApiTrait("log", SinkWord));
   EXPECT_TRUE(hasHostApiTrait("list", HostContainer));
   EXPECT_TRUE(hasApiTrait("parameters", ModuleTensors));
+  EXPECT_TRUE(hasApiTrait("new_zeros", SourceDevice));
+  EXPECT_TRUE(hasApiTrait("rand_like", SourceDevice));
+  EXPECT_FALSE(hasApiTrait("zeros", SourceDevice)); // a factory: the CPU unless its options say
+  EXPECT_TRUE(hasApiTrait("numel", ShapeRead));
   EXPECT_TRUE(hasApiTrait("eval", ModuleKeepsDevice));
   EXPECT_FALSE(hasApiTrait("to", ModuleKeepsDevice));
   EXPECT_TRUE(hasHostApiTrait("tie", TupleMaker));

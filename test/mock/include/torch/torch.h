@@ -176,7 +176,19 @@ public:
   Tensor clone() const;
   Tensor contiguous() const;
   Tensor sum() const;
+  // TensorBody.h (1.13 and 2.11): each `new_*` with options and unpacked.
+  Tensor new_empty(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_empty(IntArrayRef size, optional<ScalarType> dtype, optional<Layout> layout, optional<Device> device,
+                   optional<bool> pin_memory) const;
+  Tensor new_full(IntArrayRef size, const Scalar &fill_value, TensorOptions options = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar &fill_value, optional<ScalarType> dtype, optional<Layout> layout,
+                  optional<Device> device, optional<bool> pin_memory) const;
   Tensor new_zeros(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_zeros(IntArrayRef size, optional<ScalarType> dtype, optional<Layout> layout, optional<Device> device,
+                   optional<bool> pin_memory) const;
+  Tensor new_ones(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_ones(IntArrayRef size, optional<ScalarType> dtype, optional<Layout> layout, optional<Device> device,
+                  optional<bool> pin_memory) const;
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
   Tensor mean() const;
   Tensor max() const;
@@ -277,6 +289,12 @@ Tensor arange(const Scalar &end, TensorOptions options = {});
 Tensor zeros_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
 Tensor rand_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
 Tensor empty_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
+Tensor zeros_like(const Tensor &self, optional<ScalarType> dtype, optional<Layout> layout, optional<Device> device,
+                  optional<bool> pin_memory, optional<MemoryFormat> memory_format);
+Tensor ones_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
+Tensor full_like(const Tensor &self, const Scalar &fill_value, TensorOptions options = {},
+                 optional<MemoryFormat> memory_format = nullopt);
+Tensor randn_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
 Tensor from_blob(void *data, IntArrayRef sizes, const TensorOptions &options = TensorOptions());
 Scalar _local_scalar_dense(const Tensor &self);
 Tensor matmul(const Tensor &self, const Tensor &other);
@@ -337,6 +355,9 @@ inline at::Tensor eye(int64_t n, at::TensorOptions options = {});
 inline at::Tensor zeros_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor rand_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor empty_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor ones_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor full_like(const at::Tensor &self, const at::Scalar &fill_value, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor randn_like(const at::Tensor &self, at::TensorOptions options = {}, c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor scalar_tensor(const at::Scalar &s, at::TensorOptions options = {});
 inline at::Tensor randint(int64_t low, int64_t high, at::IntArrayRef size, at::TensorOptions options = at::kLong);
 inline at::Tensor from_blob(void *data, at::IntArrayRef sizes, const at::TensorOptions &options = at::TensorOptions());
