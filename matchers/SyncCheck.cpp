@@ -1,6 +1,7 @@
 #include "SyncCheck.h"
 #include <map>
 
+#include "ApiFacts.h"
 #include "FindingFacts.h"
 #include "TorchApi.h"
 #include "utils/AstWalk.h"
@@ -37,6 +38,20 @@ std::string countedReason(const CountReads &Counted, llvm::StringRef What) {
   std::string Through = Counted.Through ? "through `" + Counted.Through->getNameAsString() + "`, " : "";
   return Through + "only " + What.str() + "'s size is read (`" + (Counted.Numel ? "numel()" : "size(0)") +
          "`), and " + Counted.Verdict.Reason;
+}
+
+std::string SyncCheck::stableSpelling(ASTContext &Ctx, const Expr *E, StringRef Generic) {
+  bool Rewritable = false;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
+    if (!S || Rewritable)
+      return;
+    if (const auto *Call = dyn_cast<CallExpr>(S))
+      Rewritable = (apiTraits(calleeName(Call)) & (DeviceMove | Factory | ValueRead)) != 0;
+    for (const Stmt *Child : S->children())
+      Visit(Child);
+  };
+  Visit(E);
+  return Rewritable ? Generic.str() : asPostfix(Ctx, E);
 }
 
 std::string countRemedy(const std::string &Count, const std::string &Caveat, const UseVerdict &Use) {

@@ -123,6 +123,10 @@ protected:
   static std::string sourceText(clang::ASTContext &Ctx, const clang::Stmt *S);
   /// Parenthesised unless it is already a postfix-expression.
   static std::string asPostfix(clang::ASTContext &Ctx, const clang::Expr *E);
+  /// \p E as spelled (asPostfix), for a message that quotes the user's code;
+  /// \p Generic when E holds a copy, a factory or a read, which another check's
+  /// fix of the same run may rewrite (the message would change after --fix).
+  static std::string stableSpelling(clang::ASTContext &Ctx, const clang::Expr *E, llvm::StringRef Generic);
 
   /// Whether the value of \p E is discarded (a full-expression statement).
   static bool isDiscarded(clang::ASTContext &Ctx, const clang::Expr *E);

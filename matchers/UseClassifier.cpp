@@ -602,12 +602,6 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
         bool TensorOperand = false;
         for (const Expr *Arg : Op->arguments())
           TensorOperand |= isTensorType(Arg->getType());
-        // `t[i]` with a host integer: an index the host passes (kept on the
-        // device as a 0-dim tensor it would sync again, as a scalar index).
-        if (TensorOperand && Op->getOperator() == OO_Subscript && IsRightOperand &&
-            CurrentExpr->getType()->isIntegralOrEnumerationType() && !CurrentExpr->getType()->isBooleanType())
-          return verdict(Dependency::True,
-                         "the value is a size, index or dimension argument (the index of `[]`)");
         if (TensorOperand && !isTensorType(CurrentExpr->getType()))
           return verdict(Dependency::False,
                          "the value goes straight back into a tensor operation");

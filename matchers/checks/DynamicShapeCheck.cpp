@@ -138,7 +138,7 @@ void DynamicShapeCheck::check(const MatchFinder::MatchResult &Result) {
       F.Use = Counted->Verdict;
       F.Use.LoopLine = LoopLine;
       F.Use.Reason = countedReason(*Counted, "the index list");
-      std::string X = asPostfix(Ctx, Subject);
+      std::string X = stableSpelling(Ctx, Subject, "mask");
       F.Remedy = Counted->Numel ? countRemedy(X + ".count_nonzero() * " + X + ".dim()",
                                               " (the index list's `numel()`)", F.Use)
                                 : countRemedy(X + ".count_nonzero()", "", F.Use);

@@ -118,12 +118,12 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
     // rows: numel() also counts the elements of each row.
     std::string Caveat;
     if (calleeName(Call) == "masked_select")
-      Caveat =
-          " (the same number when the mask has `" + sourceText(Ctx, Object->IgnoreImplicit()) + "`'s shape)";
+      Caveat = " (the same number when the mask has `" + stableSpelling(Ctx, Object->IgnoreImplicit(), "x") +
+               "`'s shape)";
     else if (Counted->Numel)
       Caveat = " (times the elements of each selected row when the mask has fewer dimensions than `" +
-               sourceText(Ctx, Object->IgnoreImplicit()) + "`)";
-    F.Remedy = countRemedy(asPostfix(Ctx, Mask) + ".sum()", Caveat, F.Use);
+               stableSpelling(Ctx, Object->IgnoreImplicit(), "x") + "`)";
+    F.Remedy = countRemedy(stableSpelling(Ctx, Mask, "mask") + ".sum()", Caveat, F.Use);
   }
   if (!Sure)
     F.Remedy += " (if `" + sourceText(Ctx, Mask) + "` is a boolean mask)";

@@ -90,7 +90,7 @@ int64_t counted_index_lists(const torch::Tensor &labels, int steps) {
   int64_t found = 0, elements = 0;
   for (int i = 0; i < steps; ++i) {
     found += torch::nonzero(labels.cuda().eq(i)).size(0);
-    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `nonzero` on a GPU tensor has an output size that depends on the data, so the host waits for the GPU; false dependency: only the index list's size is read (`size(0)`), and the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-2]]); count on the device with `labels.cuda().eq(i).count_nonzero()`, add those counts into a tensor on the device and read the total once, after the loop [torch-sync-dynamic-shape]
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `nonzero` on a GPU tensor has an output size that depends on the data, so the host waits for the GPU; false dependency: only the index list's size is read (`size(0)`), and the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-2]]); count on the device with `mask.count_nonzero()`, add those counts into a tensor on the device and read the total once, after the loop [torch-sync-dynamic-shape]
     elements += x.nonzero().numel();
     // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `nonzero` on a GPU tensor {{.*}}; false dependency: only the index list's size is read (`numel()`), and the value is accumulated into a host metric (every iteration of the loop at line {{[0-9]+}}); count on the device with `x.count_nonzero() * x.dim()` (the index list's `numel()`), add those counts
   }

@@ -195,7 +195,7 @@ void branch_next_iteration(int steps) {
 // operation as `t * s` does.
 torch::Tensor best_row(torch::Tensor scores, torch::Tensor tokens) {
   const int64_t best = scores.argmax().item<int64_t>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: `item()` on a tensor that may be on the GPU {{.*}}; true dependency: through `best`, the value is a size, index or dimension argument (the index of `[]`); {{.*}} [torch-sync-item]
+  // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: `item()` on a tensor that may be on the GPU {{.*}}; true dependency: through `best`, the value is used as an index; {{.*}} [torch-sync-item]
   return tokens[best] * 2;
 }
 torch::Tensor scaled_by_max(torch::Tensor scores, torch::Tensor tokens) {
