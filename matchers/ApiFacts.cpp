@@ -56,6 +56,10 @@ constexpr ApiFact Facts[] = {
      "::c10::Stream::synchronize ::c10::Event::synchronize"},
     {"device_synchronize", Barrier | Synchronize, "::c10::cuda::device_synchronize"},
     {"clip_grad_norm_", Barrier | FloatingResult},
+    // Waits that depend on the LibTorch version (`multinomial` below).
+    {"index_put_", ValidatedOnHostBeforeV2},
+    // Serialization: copies every GPU tensor to the host.
+    {"save", SerializesToHost, "::torch::save"},
     // Factories.
     {"zeros", Factory | DeterministicFill},
     {"ones", Factory | DeterministicFill},
@@ -110,7 +114,7 @@ constexpr ApiFact Facts[] = {
     {"argsort", IntegerResult},
     {"searchsorted", IntegerResult},
     {"bucketize", IntegerResult},
-    {"multinomial", IntegerResult},
+    {"multinomial", IntegerResult | ValidatedOnHostBeforeV2},
     // (values, indices) pairs.
     {"topk", ValuesAndIndices},
     {"sort", ValuesAndIndices},

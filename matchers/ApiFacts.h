@@ -76,9 +76,26 @@ enum ApiTrait : unsigned {
   /// A torch::nn::Module method that returns its tensors (`parameters`,
   /// `buffers`): they are where the module is.
   ModuleTensors = 1u << 25,
+  /// Waits on LibTorch 1.x only, in a check of its arguments that later versions
+  /// moved to the device (issue 43, item 3): `index_put_` with `accumulate=true`
+  /// range-checks its indices with `item()`, `multinomial` without replacement
+  /// validates its probabilities with `item()` inside `TORCH_CHECK` (read in
+  /// 1.13's ATen sources; 2.x checks with `_assert_async`, measured on 2.11).
+  /// The checks that report them ask for the TU's version
+  /// (SyncCheck::libTorchVersion); the condition on the arguments is theirs.
+  ValidatedOnHostBeforeV2 = 1u << 26,
+  /// Writes tensors or modules to a file or stream (`torch::save`): every GPU
+  /// tensor it holds is copied to the host first, a blocking copy each, on every
+  /// version (torch-sync-device-to-host).
+  SerializesToHost = 1u << 27,
   /// The last trait: the index covers every bit up to it.
-  LastApiTrait = ModuleTensors,
+  LastApiTrait = SerializesToHost,
 };
+
+/// The first LibTorch major version on which the ValidatedOnHostBeforeV2 calls
+/// no longer wait (the versions between 1.13 and 2.11 were neither read nor
+/// measured: docs/catalog.md).
+constexpr unsigned FirstMajorValidatingOnDevice = 2;
 
 /// The traits of a LibTorch function or method name (0 for a name the table lacks).
 unsigned apiTraits(llvm::StringRef Name);

@@ -365,6 +365,20 @@ Placement DeviceOracle::tensorPlacement(const Expr *E) {
   return Result;
 }
 
+Placement DeviceOracle::heldTensorsPlacement(const Expr *Value) {
+  if (!Value || isTensorType(Value->getType()))
+    return tensorPlacement(Value);
+  if (QueryDepth++ == 0) {
+    StepsLeft = MaxStepsPerQuestion;
+    BudgetExhausted = false;
+  }
+  const CXXRecordDecl *Record = Value->getType()->getAsCXXRecordDecl();
+  std::optional<Placement> Result =
+      Record && isInTorchNamespace(Record) ? modulePlacement(Value) : elementPlacement(Value, std::nullopt);
+  --QueryDepth;
+  return Result.value_or(Placement::Unknown);
+}
+
 std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
@@ -646,6 +660,11 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
         return Placement::Unknown;
       Accessed = User(Op);
     }
+    // `torch::save(lin, path)` writes the parameters out: it cannot move them.
+    if (const auto *Save = dyn_cast_or_null<CallExpr>(Accessed);
+        Save && hasApiTrait(calleeName(Save), SerializesToHost) &&
+        isInTorchNamespace(Save->getDirectCallee()))
+      continue;
     const auto *Member = dyn_cast_or_null<MemberExpr>(Accessed);
     if (!Member)
       return Placement::Unknown; // passed on, captured, returned

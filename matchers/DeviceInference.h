@@ -38,6 +38,10 @@ public:
   /// Where the tensor the expression evaluates to lives.
   Placement tensorPlacement(const clang::Expr *TensorExpr);
 
+  /// Where the tensors a value holds live: a tensor, a container of tensors, a
+  /// LibTorch module's parameters (`torch::save`'s argument).
+  Placement heldTensorsPlacement(const clang::Expr *Value);
+
   /// The device an argument of `to(...)`, a factory's options or a Device
   /// variable names: nullopt when it names none (a dtype, default options).
   std::optional<Placement> devicePlacement(const clang::Expr *DeviceLike);
