@@ -60,6 +60,9 @@ constexpr ApiFact Facts[] = {
     {"index_put_", ValidatedOnHostBeforeV2},
     // Serialization: copies every GPU tensor to the host.
     {"save", SerializesToHost, "::torch::save"},
+    // Completion queries: a loop polling one until it says done waits.
+    {"query", CompletionQuery,
+     "::at::cuda::CUDAEvent::query ::c10::cuda::CUDAStream::query ::c10::Event::query ::c10::Stream::query"},
     // Factories.
     {"zeros", Factory | DeterministicFill},
     {"ones", Factory | DeterministicFill},
@@ -266,6 +269,8 @@ constexpr ApiFact HostFacts[] = {
     {"cudaStreamCreate", RuntimeStreamOrdered},
     {"cudaStreamDestroy", RuntimeStreamOrdered},
     {"cudaGetErrorString", RuntimeStreamOrdered},
+    {"cudaEventQuery", RuntimeQuery, "::cudaEventQuery"},
+    {"cudaStreamQuery", RuntimeQuery, "::cudaStreamQuery"},
     // Timers and the release of host buffers.
     {"now", TimerOrRelease},
     {"cudaEventElapsedTime", TimerOrRelease},

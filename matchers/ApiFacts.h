@@ -88,8 +88,13 @@ enum ApiTrait : unsigned {
   /// tensor it holds is copied to the host first, a blocking copy each, on every
   /// version (torch-sync-device-to-host).
   SerializesToHost = 1u << 27,
+  /// A query of whether the GPU work behind an event or stream is done
+  /// (`CUDAEvent::query`, `CUDAStream::query`, `c10::Event::query`): it returns
+  /// at once, but a loop that polls it until it says done waits like
+  /// `synchronize()` (torch-sync-explicit; the CUDA runtime's are RuntimeQuery).
+  CompletionQuery = 1u << 28,
   /// The last trait: the index covers every bit up to it.
-  LastApiTrait = SerializesToHost,
+  LastApiTrait = CompletionQuery,
 };
 
 /// The first LibTorch major version on which the ValidatedOnHostBeforeV2 calls
@@ -155,8 +160,12 @@ enum HostApiTrait : unsigned {
   /// Builds a tuple or pair of its arguments (`make_tuple`, `tie`): element I
   /// is argument I.
   TupleMaker = 1u << 16,
+  /// A CUDA runtime query of whether work is done (`cudaEventQuery`,
+  /// `cudaStreamQuery`): `cudaSuccess` when done, `cudaErrorNotReady` while not;
+  /// polled in a loop until done, it waits like the matching synchronize.
+  RuntimeQuery = 1u << 17,
   /// The last trait: the index covers every bit up to it.
-  LastHostApiTrait = TupleMaker,
+  LastHostApiTrait = RuntimeQuery,
 };
 
 /// The traits of a name in the host table (0 for a name the table lacks).

@@ -104,8 +104,9 @@ private:
   bool FusedNorm;
   bool HelperInEveryFix; ///< set by the language server
 };
-/// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
-/// SynchronizeFunctions adds the project's own barriers.
+/// torch-sync-explicit: synchronize calls, blocking cudaMemcpy and loops that
+/// poll a completion query until it says done; the option SynchronizeFunctions
+/// adds the project's own barriers.
 class ExplicitSyncCheck : public SyncCheck {
 public:
   ExplicitSyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context);
@@ -114,6 +115,11 @@ public:
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
 
 private:
+  /// A loop that polls a completion query until it says done: a host wait.
+  void checkPoll(const clang::CallExpr *Query, clang::ASTContext &Ctx);
+  const clang::Stmt *pollingLoop(const clang::CallExpr *Query, clang::ASTContext &Ctx);
+  const clang::Stmt *loopPollingVariable(const clang::VarDecl *Var, const clang::CallExpr *Query,
+                                         bool RuntimeCode, clang::ASTContext &Ctx);
   std::string ExtraFunctionsOption;
   std::vector<std::string> ExtraFunctions;
 };
