@@ -372,9 +372,15 @@ Placement DeviceOracle::heldTensorsPlacement(const Expr *Value) {
     StepsLeft = MaxStepsPerQuestion;
     BudgetExhausted = false;
   }
+  // A LibTorch module (`torch::nn::Linear`), a standard container of tensors;
+  // anything else (the program's own module, a shared_ptr to one) is unknown.
   const CXXRecordDecl *Record = Value->getType()->getAsCXXRecordDecl();
-  std::optional<Placement> Result =
-      Record && isInTorchNamespace(Record) ? modulePlacement(Value) : elementPlacement(Value, std::nullopt);
+  std::optional<Placement> Result;
+  if (Record && isInTorchNamespace(Record))
+    Result = modulePlacement(Value);
+  else if (Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
+           hasHostApiTrait(Record->getName(), HostContainer))
+    Result = elementPlacement(Value, std::nullopt);
   --QueryDepth;
   return Result.value_or(Placement::Unknown);
 }

@@ -30,8 +30,10 @@ void DeviceToHostCheck::checkSave(const CallExpr *Save, const Expr *Saved, ASTCo
   if (!mayBeOnGpu(Where))
     return;
   bool Tensor = isTensorType(Saved->getType());
+  // A standard container holds tensors; anything else torch::save takes is a module.
   const CXXRecordDecl *Record = Saved->getType()->getAsCXXRecordDecl();
-  bool Module = !Tensor && Record && isInTorchNamespace(Record);
+  bool Module = !Tensor && !(Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
+                             hasHostApiTrait(Record->getName(), HostContainer));
   Finding F;
   F.What = "`torch::save` of " +
            (Tensor ? tensorPhrase(Where)

@@ -7,6 +7,7 @@
 // RUN: %check_torch_sync --check-prefix=CHECK,CHECK211 %s 'torch-sync-index-put,torch-sync-host-bool,torch-sync-device-to-host' %t -- %mock_flags
 // RUN: %check_torch_sync --check-prefix=CHECK,CHECK113 %s 'torch-sync-index-put,torch-sync-host-bool,torch-sync-device-to-host' %t -- %mock_flags -DMOCK_LIBTORCH_1_13
 #include <torch/torch.h>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ void sampling(torch::Tensor logits, bool replace) {
 }
 
 // torch::save copies each GPU tensor to the host first: on every version.
+struct Net : torch::nn::Module {};
 void checkpoint(const std::string &path, int epochs) {
   auto weights = torch::randn({16}, torch::kCUDA);
   torch::save(weights, path);
@@ -64,6 +66,9 @@ void checkpoint(const std::string &path, int epochs) {
     torch::save(state, path);
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `torch::save` of tensors on the GPU copies each tensor to the host first, a blocking copy each; the first waits for all queued GPU work; true dependency: {{.*}} (every iteration of the loop at line [[@LINE-4]]); save every N steps or once after the loop, not every iteration [torch-sync-device-to-host]
   }
+  auto net = std::make_shared<Net>();
+  torch::save(net, path);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `torch::save` of a module that may be on the GPU copies every parameter and buffer to the host first{{.*}} [torch-sync-device-to-host]
   // Negatives: CPU tensors, a module built here that never leaves the CPU.
   torch::save(torch::randn({16}), path);
   torch::nn::Linear cpu_model(16, 4);
