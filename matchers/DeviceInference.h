@@ -111,6 +111,13 @@ private:
   /// A LibTorch module (`lin`, `lin.operator->()`): CPU when it is a local
   /// built here from sizes and only used in ways that cannot move it.
   std::optional<Placement> modulePlacement(const clang::Expr *Module);
+  /// Where a move of a module sends it (`m->to(d)`, `m->cuda()`, `m->cpu()`):
+  /// nullopt when \p Call is no move or names no device (a dtype).
+  std::optional<Placement> moduleMoveTarget(const clang::CXXMemberCallExpr *Call);
+  /// The module variable \p VD as the last statement of \p Use's block that
+  /// names it before \p Use leaves it, when that statement moves it
+  /// (`model->to(torch::kCPU); torch::save(model, path);`); nullopt otherwise.
+  std::optional<Placement> moduleMovedJustBefore(const clang::Expr *Use, const clang::VarDecl *VD);
   /// `obj.field`, `this->field`, `pair.first`.
   std::optional<Placement> memberPlacement(const clang::MemberExpr *Member);
   /// `v[i]`, `v.at(i)`, `v.front()`, `v.back()`, `opt.value()` on a non-tensor

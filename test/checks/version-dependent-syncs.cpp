@@ -69,9 +69,16 @@ void checkpoint(const std::string &path, int epochs) {
   auto net = std::make_shared<Net>();
   torch::save(net, path);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `torch::save` of a module that may be on the GPU copies every parameter and buffer to the host first{{.*}} [torch-sync-device-to-host]
-  // Negatives: CPU tensors, a module built here that never leaves the CPU.
+  // Negatives: CPU tensors, a module built here that never leaves the CPU (or is
+  // only moved to a CPU device), a module moved to the CPU right before the save.
   torch::save(torch::randn({16}), path);
   torch::nn::Linear cpu_model(16, 4);
   cpu_model->forward(torch::randn({2, 16}));
   torch::save(cpu_model, path);
+  torch::Device host(torch::kCPU);
+  torch::nn::Linear host_model(16, 4);
+  host_model->to(host);
+  torch::save(host_model, path);
+  model->to(torch::kCPU);
+  torch::save(model, path);
 }
