@@ -118,8 +118,9 @@ private:
   /// A loop that polls a completion query until it says done: a host wait.
   void checkPoll(const clang::CallExpr *Query, clang::ASTContext &Ctx);
   const clang::Stmt *pollingLoop(const clang::CallExpr *Query, clang::ASTContext &Ctx);
-  const clang::Stmt *loopPollingVariable(const clang::VarDecl *Var, const clang::CallExpr *Query,
-                                         bool RuntimeCode, clang::ASTContext &Ctx);
+  const clang::Stmt *loopPollingVariable(const clang::VarDecl *Var, const clang::Expr *Value,
+                                         const clang::CallExpr *Query, bool RuntimeCode,
+                                         clang::ASTContext &Ctx);
   std::string ExtraFunctionsOption;
   std::vector<std::string> ExtraFunctions;
 };

@@ -440,9 +440,9 @@ const Stmt *ExplicitSyncCheck::pollingLoop(const CallExpr *Query, ASTContext &Ct
   // The full expression around the query and the statement that holds it.
   DynTypedNode Below = DynTypedNode::create(*Query);
   DynTypedNode Holder;
-  for (DynTypedNode Node = Ctx.getParents(Below).empty() ? DynTypedNode() : Ctx.getParents(Below)[0];
-       !Node.getNodeKind().isNone();
-       Below = Node, Node = Ctx.getParents(Node).empty() ? DynTypedNode() : Ctx.getParents(Node)[0]) {
+  auto IsQuery = [&](const Expr *E) { return E == Query; };
+  for (DynTypedNode Node = firstParent(Ctx, Below); !Node.getNodeKind().isNone();
+       Below = Node, Node = firstParent(Ctx, Node)) {
     const auto *E = Node.get<Expr>();
     if (!E) {
       Holder = Node;
@@ -452,20 +452,16 @@ const Stmt *ExplicitSyncCheck::pollingLoop(const CallExpr *Query, ASTContext &Ct
     if (const auto *Assign = dyn_cast<BinaryOperator>(E); Assign && Assign->isAssignmentOp()) {
       const auto *Ref = dyn_cast<DeclRefExpr>(Assign->getLHS()->IgnoreParenImpCasts());
       const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-      if (Var && Assign->getOpcode() == BO_Assign && Assign->getRHS()->IgnoreParenImpCasts() == Query)
-        return loopPollingVariable(Var, Query, RuntimeCode, Ctx);
-      return nullptr;
+      if (!Var || Assign->getOpcode() != BO_Assign)
+        return nullptr;
+      return loopPollingVariable(Var, Assign->getRHS(), Query, RuntimeCode, Ctx);
     }
   }
   const auto *Full = Below.get<Expr>();
   if (!Full)
     return nullptr;
-  auto IsQuery = [&](const Expr *E) { return E == Query; };
-  if (const auto *Var = Holder.get<VarDecl>()) { // `bool done = ev.query();`
-    if (ignoreWrappers(Var->getInit()) == Query || Var->getInit()->IgnoreParenImpCasts() == Query)
-      return loopPollingVariable(Var, Query, RuntimeCode, Ctx);
-    return nullptr;
-  }
+  if (const auto *Var = Holder.get<VarDecl>()) // `bool done = ev.query();`
+    return Var->getInit() ? loopPollingVariable(Var, Var->getInit(), Query, RuntimeCode, Ctx) : nullptr;
   const auto *S = Holder.get<Stmt>();
   if (!S)
     return nullptr;
@@ -479,8 +475,8 @@ const Stmt *ExplicitSyncCheck::pollingLoop(const CallExpr *Query, ASTContext &Ct
     if (!Sense || !Loop || !runsUntilLeft(Loop, Ctx))
       return nullptr;
     // A `break` inside a switch between the if and the loop leaves the switch.
-    for (DynTypedNode Node = Ctx.getParents(*If)[0]; !Node.getNodeKind().isNone();
-         Node = Ctx.getParents(Node).empty() ? DynTypedNode() : Ctx.getParents(Node)[0]) {
+    for (DynTypedNode Node = firstParent(Ctx, DynTypedNode::create(*If)); !Node.getNodeKind().isNone();
+         Node = firstParent(Ctx, Node)) {
       if (Node.get<Stmt>() == Loop)
         break;
       if (Node.get<SwitchStmt>())
@@ -492,10 +488,11 @@ const Stmt *ExplicitSyncCheck::pollingLoop(const CallExpr *Query, ASTContext &Ct
   return nullptr;
 }
 
-/// The loop around \p Query whose condition holds while \p Var, assigned the
-/// query's result there, says not done (`while (!done) { done = ev.query(); }`).
-const Stmt *ExplicitSyncCheck::loopPollingVariable(const VarDecl *Var, const CallExpr *Query,
-                                                   bool RuntimeCode, ASTContext &Ctx) {
+/// The loop around \p Query whose condition holds while \p Var, assigned
+/// \p Value (the query's result, or a condition on it) there, says not done
+/// (`while (!done) { done = ev.query(); }`, `done = cudaEventQuery(e) == cudaSuccess`).
+const Stmt *ExplicitSyncCheck::loopPollingVariable(const VarDecl *Var, const Expr *Value,
+                                                   const CallExpr *Query, bool RuntimeCode, ASTContext &Ctx) {
   if (!Var->hasLocalStorage())
     return nullptr;
   const Stmt *Loop = analysis(Ctx).enclosingLoop(Query);
@@ -505,7 +502,17 @@ const Stmt *ExplicitSyncCheck::loopPollingVariable(const VarDecl *Var, const Cal
     const auto *Ref = dyn_cast<DeclRefExpr>(E);
     return Ref && Ref->getDecl() == Var;
   };
-  std::optional<PollSense> Sense = pollSense(loopCondition(Loop), IsVar, RuntimeCode, Ctx);
+  // The variable holds the result itself, or a truth value with a sense of its own.
+  std::optional<PollSense> Sense;
+  if (ignoreWrappers(Value) == Query || Value->IgnoreParenImpCasts() == Query) {
+    Sense = pollSense(loopCondition(Loop), IsVar, RuntimeCode, Ctx);
+  } else if (Var->getType()->isBooleanType()) {
+    std::optional<PollSense> Held =
+        pollSense(Value, [&](const Expr *E) { return E == Query; }, RuntimeCode, Ctx);
+    Sense = Held ? pollSense(loopCondition(Loop), IsVar, /*RuntimeCode=*/false, Ctx) : std::nullopt;
+    if (Sense && Held == PollSense::NotDone)
+      Sense = flip(*Sense);
+  }
   return Sense == PollSense::NotDone ? Loop : nullptr;
 }
 

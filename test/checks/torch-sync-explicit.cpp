@@ -218,6 +218,12 @@ void poll_until_break(c10::cuda::CUDAStream stream, c10::Event &event, bool &sto
     done = event.query();
     // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: polling `Event::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
   }
+  bool finished = false;
+  do {
+    std::this_thread::yield();
+    finished = cudaStreamQuery(stream.stream()) == cudaSuccess;
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: polling `cudaStreamQuery` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+  } while (!finished);
   while (!stream.query() && !stop)
     // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: polling `CUDAStream::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
     std::this_thread::yield();
@@ -258,6 +264,9 @@ void not_polling(at::cuda::CUDAEvent &event, cudaEvent_t raw, std::deque<at::cud
   bool ready = event.query();
   if (ready)
     do_other_work();
+  bool pending_work = !event.query(); // assigned once, before the loop: not polled
+  while (pending_work)
+    pending_work = false;
   for (int batch : batches) {
     if (event.query())
       break;
