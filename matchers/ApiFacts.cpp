@@ -57,6 +57,13 @@ constexpr ApiFact Facts[] = {
      "::c10::Stream::synchronize ::c10::Event::synchronize"},
     {"device_synchronize", Barrier | Synchronize, "::c10::cuda::device_synchronize"},
     {"clip_grad_norm_", Barrier | FloatingResult},
+    // Waits that depend on the LibTorch version (`multinomial` below).
+    {"index_put_", ValidatedOnHostBeforeV2},
+    // Serialization: copies every GPU tensor to the host.
+    {"save", SerializesToHost, "::torch::save"},
+    // Completion queries: a loop polling one until it says done waits.
+    {"query", CompletionQuery,
+     "::at::cuda::CUDAEvent::query ::c10::cuda::CUDAStream::query ::c10::Event::query ::c10::Stream::query"},
     // Factories.
     {"zeros", Factory | DeterministicFill},
     {"ones", Factory | DeterministicFill},
@@ -123,7 +130,7 @@ constexpr ApiFact Facts[] = {
     {"argsort", IntegerResult},
     {"searchsorted", IntegerResult},
     {"bucketize", IntegerResult},
-    {"multinomial", IntegerResult},
+    {"multinomial", IntegerResult | ValidatedOnHostBeforeV2},
     // (values, indices) pairs.
     {"topk", ValuesAndIndices},
     {"sort", ValuesAndIndices},
@@ -278,6 +285,8 @@ constexpr ApiFact HostFacts[] = {
     {"cudaStreamCreate", RuntimeStreamOrdered},
     {"cudaStreamDestroy", RuntimeStreamOrdered},
     {"cudaGetErrorString", RuntimeStreamOrdered},
+    {"cudaEventQuery", RuntimeQuery, "::cudaEventQuery"},
+    {"cudaStreamQuery", RuntimeQuery, "::cudaStreamQuery"},
     // Timers and the release of host buffers.
     {"now", TimerOrRelease},
     {"cudaEventElapsedTime", TimerOrRelease},

@@ -81,9 +81,31 @@ enum ApiTrait : unsigned {
   SourceDevice = 1u << 26,
   /// Reads a tensor's shape, not its values (`numel()`, `size(d)`): a host integer.
   ShapeRead = 1u << 27,
+  /// Waits on LibTorch 1.x only, in a check of its arguments that later versions
+  /// moved to the device (issue 43, item 3): `index_put_` with `accumulate=true`
+  /// range-checks its indices with `item()`, `multinomial` without replacement
+  /// validates its probabilities with `item()` inside `TORCH_CHECK` (read in
+  /// 1.13's ATen sources; 2.x checks with `_assert_async`, measured on 2.11).
+  /// The checks that report them ask for the TU's version
+  /// (SyncCheck::libTorchVersion); the condition on the arguments is theirs.
+  ValidatedOnHostBeforeV2 = 1u << 28,
+  /// Writes tensors or modules to a file or stream (`torch::save`): every GPU
+  /// tensor it holds is copied to the host first, a blocking copy each, on every
+  /// version (torch-sync-device-to-host).
+  SerializesToHost = 1u << 29,
+  /// A query of whether the GPU work behind an event or stream is done
+  /// (`CUDAEvent::query`, `CUDAStream::query`, `c10::Event::query`): it returns
+  /// at once, but a loop that polls it until it says done waits like
+  /// `synchronize()` (torch-sync-explicit; the CUDA runtime's are RuntimeQuery).
+  CompletionQuery = 1u << 30,
   /// The last trait: the index covers every bit up to it.
-  LastApiTrait = ShapeRead,
+  LastApiTrait = CompletionQuery,
 };
+
+/// The first LibTorch major version on which the ValidatedOnHostBeforeV2 calls
+/// no longer wait (the versions between 1.13 and 2.11 were neither read nor
+/// measured: docs/catalog.md).
+constexpr unsigned FirstMajorValidatingOnDevice = 2;
 
 /// The traits of a LibTorch function or method name (0 for a name the table lacks).
 unsigned apiTraits(llvm::StringRef Name);
@@ -143,8 +165,12 @@ enum HostApiTrait : unsigned {
   /// Builds a tuple or pair of its arguments (`make_tuple`, `tie`): element I
   /// is argument I.
   TupleMaker = 1u << 16,
+  /// A CUDA runtime query of whether work is done (`cudaEventQuery`,
+  /// `cudaStreamQuery`): `cudaSuccess` when done, `cudaErrorNotReady` while not;
+  /// polled in a loop until done, it waits like the matching synchronize.
+  RuntimeQuery = 1u << 17,
   /// The last trait: the index covers every bit up to it.
-  LastHostApiTrait = TupleMaker,
+  LastHostApiTrait = RuntimeQuery,
 };
 
 /// The traits of a name in the host table (0 for a name the table lacks).

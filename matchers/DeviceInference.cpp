@@ -399,6 +399,30 @@ Placement DeviceOracle::tensorPlacement(const Expr *E) {
   return Result;
 }
 
+Placement DeviceOracle::heldTensorsPlacement(const Expr *Value) {
+  if (!Value || isTensorType(Value->getType()))
+    return tensorPlacement(Value);
+  if (QueryDepth++ == 0) {
+    StepsLeft = MaxStepsPerQuestion;
+    BudgetExhausted = false;
+  }
+  // A LibTorch module (`torch::nn::Linear`), a standard container of tensors;
+  // anything else (the program's own module, a shared_ptr to one) is unknown.
+  const CXXRecordDecl *Record = Value->getType()->getAsCXXRecordDecl();
+  std::optional<Placement> Result;
+  if (Record && isInTorchNamespace(Record)) {
+    const auto *Ref = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Value));
+    const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+    Result = VD ? moduleMovedJustBefore(Value, VD) : std::nullopt;
+    if (!Result)
+      Result = modulePlacement(Value);
+  } else if (Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
+             hasHostApiTrait(Record->getName(), HostContainer))
+    Result = elementPlacement(Value, std::nullopt);
+  --QueryDepth;
+  return Result.value_or(Placement::Unknown);
+}
+
 std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)
@@ -670,6 +694,46 @@ std::optional<Placement> DeviceOracle::fieldReadPlacement(const FieldDecl *Field
   return Result ? Result : fieldPlacement(Field);
 }
 
+std::optional<Placement> DeviceOracle::moduleMoveTarget(const CXXMemberCallExpr *Call) {
+  if (!Call || !Call->getMethodDecl() || !Call->getMethodDecl()->getDeclName().isIdentifier())
+    return std::nullopt;
+  StringRef Name = Call->getMethodDecl()->getName();
+  if (!hasApiTrait(Name, DeviceMove))
+    return std::nullopt;
+  if (!hasApiTrait(Name, CopyToDevice))
+    return Placement::Cpu; // cpu()
+  if (Call->getNumArgs() == 0)
+    return Placement::Gpu; // cuda()
+  return devicePlacement(Call->getArg(0));
+}
+
+std::optional<Placement> DeviceOracle::moduleMovedJustBefore(const Expr *Use, const VarDecl *VD) {
+  const Stmt *Statement = nullptr;
+  const CompoundStmt *Block = enclosingBlock(Ctx, Use, &Statement);
+  if (!Block || !Statement)
+    return std::nullopt;
+  const Stmt *Previous = nullptr;
+  for (const Stmt *S : Block->body()) {
+    if (S == Statement)
+      break;
+    if (!TU.referencesTo(*S, VD).empty())
+      Previous = S;
+  }
+  const auto *Expression = dyn_cast_or_null<Expr>(Previous);
+  const auto *Move = Expression ? dyn_cast<CXXMemberCallExpr>(ignoreWrappers(Expression)) : nullptr;
+  if (!Move)
+    return std::nullopt;
+  // `model->to(d)` (through the holder's operator->) or `model.to(d)`.
+  const Expr *Object = ignoreWrappers(Move->getImplicitObjectArgument());
+  if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(Object);
+      Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+    Object = ignoreWrappers(Arrow->getArg(0));
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Object);
+  if (!Ref || Ref->getDecl() != VD)
+    return std::nullopt;
+  return moduleMoveTarget(Move);
+}
+
 std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
   // `lin->weight` reads through the holder's operator->.
   const Expr *E = ignoreWrappers(Module);
@@ -705,6 +769,11 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
         return Placement::Unknown;
       Accessed = User(Op);
     }
+    // `torch::save(lin, path)` writes the parameters out: it cannot move them.
+    if (const auto *Save = dyn_cast_or_null<CallExpr>(Accessed);
+        Save && hasApiTrait(calleeName(Save), SerializesToHost) &&
+        isInTorchNamespace(Save->getDirectCallee()))
+      continue;
     const auto *Member = dyn_cast_or_null<MemberExpr>(Accessed);
     if (!Member)
       return Placement::Unknown; // passed on, captured, returned
@@ -713,6 +782,11 @@ std::optional<Placement> DeviceOracle::modulePlacement(const Expr *Module) {
         return Placement::Unknown; // `lin->weight = w`: w decides
       continue;
     }
+    // A move to the CPU (`model->to(device)` with a CPU device) keeps it there.
+    if (const auto *Move = dyn_cast_or_null<CXXMemberCallExpr>(User(Member));
+        Move && Move->getCallee()->IgnoreParenImpCasts() == Member &&
+        moduleMoveTarget(Move) == Placement::Cpu)
+      continue;
     if (!isa<CXXMethodDecl>(Member->getMemberDecl()) ||
         !Member->getMemberDecl()->getDeclName().isIdentifier() ||
         !hasApiTrait(Member->getMemberDecl()->getName(), ModuleKeepsDevice))

@@ -38,6 +38,10 @@ public:
   /// Where the tensor the expression evaluates to lives.
   Placement tensorPlacement(const clang::Expr *TensorExpr);
 
+  /// Where the tensors a value holds live: a tensor, a container of tensors, a
+  /// LibTorch module's parameters (`torch::save`'s argument).
+  Placement heldTensorsPlacement(const clang::Expr *Value);
+
   /// The device an argument of `to(...)`, a factory's options or a Device
   /// variable names: nullopt when it names none (a dtype, default options).
   std::optional<Placement> devicePlacement(const clang::Expr *DeviceLike);
@@ -115,6 +119,13 @@ private:
   /// A LibTorch module (`lin`, `lin.operator->()`): CPU when it is a local
   /// built here from sizes and only used in ways that cannot move it.
   std::optional<Placement> modulePlacement(const clang::Expr *Module);
+  /// Where a move of a module sends it (`m->to(d)`, `m->cuda()`, `m->cpu()`):
+  /// nullopt when \p Call is no move or names no device (a dtype).
+  std::optional<Placement> moduleMoveTarget(const clang::CXXMemberCallExpr *Call);
+  /// The module variable \p VD as the last statement of \p Use's block that
+  /// names it before \p Use leaves it, when that statement moves it
+  /// (`model->to(torch::kCPU); torch::save(model, path);`); nullopt otherwise.
+  std::optional<Placement> moduleMovedJustBefore(const clang::Expr *Use, const clang::VarDecl *VD);
   /// `obj.field`, `this->field`, `pair.first`.
   std::optional<Placement> memberPlacement(const clang::MemberExpr *Member);
   /// `v[i]`, `v.at(i)`, `v.front()`, `v.back()`, `opt.value()` on a non-tensor

@@ -79,7 +79,8 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefaul
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       ReportIntervalReads(Options.getLocalOrGlobal("ReportIntervalReads", false)),
       RewriteDespiteWaits(Options.getLocalOrGlobal("RewriteDespiteWaits", false)),
-      LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")) {
+      LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")),
+      LibTorchVersionOption(Options.getLocalOrGlobal("LibTorchVersion", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
     Item = Item.trim();
     if (!Item.empty())
@@ -93,6 +94,20 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "ReportIntervalReads", ReportIntervalReads);
   Options.store(Opts, "RewriteDespiteWaits", RewriteDespiteWaits);
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
+  Options.store(Opts, "LibTorchVersion", LibTorchVersionOption);
+}
+
+void SyncCheck::registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) {
+  Hub->setPreprocessor(PP);
+}
+
+SyncCheck::VersionInUse SyncCheck::libTorchVersion(ASTContext &Ctx) {
+  if (std::optional<LibTorchVersion> Read = analysis(Ctx).headerLibTorchVersion())
+    return {*Read, "LibTorch " + Read->str() + " (the headers' version)"};
+  if (std::optional<LibTorchVersion> Given = parseLibTorchVersion(LibTorchVersionOption))
+    return {*Given, "LibTorch " + Given->str() + " (the `LibTorchVersion` option)"};
+  return {NewestKnownLibTorch, "LibTorch " + NewestKnownLibTorch.str() +
+                                   " (assumed: the headers do not define `TORCH_VERSION_MAJOR`)"};
 }
 
 SyncCheck::~SyncCheck() {

@@ -54,6 +54,10 @@ public:
     return LangOpts.CPlusPlus;
   }
   void onStartOfTranslationUnit() override;
+  /// Hands the TU's preprocessor to the analysis (the LibTorch version is in
+  /// its macro table).
+  void registerPPCallbacks(const clang::SourceManager &SM, clang::Preprocessor *PP,
+                           clang::Preprocessor *ModuleExpanderPP) override;
   /// The checks of one factory set share one hub, hence one analysis per TU
   /// (TorchSyncModule); a check made alone has a hub of its own.
   void shareAnalysesThrough(std::shared_ptr<AnalysisHub> Shared);
@@ -138,6 +142,16 @@ protected:
   /// Waits inside or around one of \p Sites (the rewritten code) do not count.
   std::string noGainReason(clang::ASTContext &Ctx, llvm::ArrayRef<const clang::Stmt *> Sites);
 
+  /// The LibTorch version the TU is compiled against, and how the tool knows:
+  /// the headers' `TORCH_VERSION_MAJOR`/`_MINOR`; else the `LibTorchVersion`
+  /// option (global; "1.13"); else NewestKnownLibTorch, assumed.
+  struct VersionInUse {
+    LibTorchVersion Version;
+    /// "LibTorch 1.13 (the headers' version)" and kin, for messages.
+    std::string Phrase;
+  };
+  VersionInUse libTorchVersion(clang::ASTContext &Ctx);
+
   /// Whether another check runs on this file: a site that a more specific
   /// check reports (deferred-log, deferred-accumulate) is left to it.
   bool isCheckEnabled(llvm::StringRef CheckName) const {
@@ -157,6 +171,9 @@ private:
   bool ReportIntervalReads;
   bool RewriteDespiteWaits;
   std::string LoggingFunctionsOption;
+  /// `LibTorchVersion` (global, default ""): the version of units whose headers
+  /// do not define `TORCH_VERSION_MAJOR` (<ATen/ATen.h> or <torch/script.h> alone).
+  std::string LibTorchVersionOption;
   ClassifierOptions ClassifierOpts;
 };
 

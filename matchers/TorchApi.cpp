@@ -7,6 +7,8 @@
 #include "utils/SourceText.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/MacroInfo.h"
+#include "clang/Lex/Preprocessor.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -17,6 +19,37 @@
 using namespace clang;
 
 namespace torch_syncfree {
+
+/// The value of an object-like macro defined as one integer literal.
+static std::optional<unsigned> integerMacro(Preprocessor &PP, StringRef Name) {
+  IdentifierInfo *II = PP.getIdentifierInfo(Name);
+  const MacroInfo *MI = II ? PP.getMacroInfo(II) : nullptr;
+  if (!MI || MI->isFunctionLike() || MI->getNumTokens() != 1 ||
+      !MI->getReplacementToken(0).is(tok::numeric_constant))
+    return std::nullopt;
+  unsigned Value = 0;
+  if (StringRef(PP.getSpelling(MI->getReplacementToken(0))).getAsInteger(10, Value))
+    return std::nullopt;
+  return Value;
+}
+
+std::optional<LibTorchVersion> libTorchVersionFromMacros(Preprocessor &PP) {
+  std::optional<unsigned> Major = integerMacro(PP, "TORCH_VERSION_MAJOR");
+  std::optional<unsigned> Minor = integerMacro(PP, "TORCH_VERSION_MINOR");
+  if (!Major || !Minor)
+    return std::nullopt;
+  return LibTorchVersion{*Major, *Minor};
+}
+
+std::optional<LibTorchVersion> parseLibTorchVersion(StringRef Text) {
+  StringRef Major, Rest;
+  std::tie(Major, Rest) = Text.trim().split('.');
+  StringRef Minor = Rest.split('.').first;
+  LibTorchVersion Version;
+  if (Major.getAsInteger(10, Version.Major) || Minor.getAsInteger(10, Version.Minor))
+    return std::nullopt;
+  return Version;
+}
 
 static const CXXRecordDecl *recordOf(QualType T) {
   if (T.isNull())

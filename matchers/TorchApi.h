@@ -4,6 +4,7 @@
 #ifndef TORCH_SYNCFREE_TORCHAPI_H
 #define TORCH_SYNCFREE_TORCHAPI_H
 
+#include "LibTorchVersion.h"
 #include "TranslationUnitAnalysis.h"
 #include "utils/SourceText.h"
 #include "clang/AST/ASTContext.h"

@@ -18,8 +18,15 @@
 using namespace clang;
 
 namespace torch_syncfree {
-TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Ctx, const SiteClaimants *Claimants)
-    : Ctx(Ctx), Claimants(Claimants) {}
+TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Ctx, const SiteClaimants *Claimants,
+                                                 Preprocessor *PP)
+    : Ctx(Ctx), PP(PP), Claimants(Claimants) {}
+
+std::optional<LibTorchVersion> TranslationUnitAnalysis::headerLibTorchVersion() {
+  if (!HeaderVersion)
+    HeaderVersion = PP ? libTorchVersionFromMacros(*PP) : std::nullopt;
+  return *HeaderVersion;
+}
 TranslationUnitAnalysis::~TranslationUnitAnalysis() = default;
 
 DeviceOracle &TranslationUnitAnalysis::oracle() {

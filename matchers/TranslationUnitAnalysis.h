@@ -8,6 +8,7 @@
 #ifndef TORCH_SYNCFREE_TRANSLATIONUNITANALYSIS_H
 #define TORCH_SYNCFREE_TRANSLATIONUNITANALYSIS_H
 
+#include "LibTorchVersion.h"
 #include "SiteOwnership.h"
 
 #include "clang/AST/ASTContext.h"
@@ -34,13 +35,18 @@ struct ClassifierOptions;
 class TranslationUnitAnalysis {
 public:
   /// \p Claimants: the checks that may own sync sites (none: ownerOfSite
-  /// answers nullopt).
-  explicit TranslationUnitAnalysis(clang::ASTContext &Ctx, const SiteClaimants *Claimants = nullptr);
+  /// answers nullopt). \p PP: the TU's preprocessor, for what only its macro
+  /// table says (the LibTorch version); null where there is none.
+  explicit TranslationUnitAnalysis(clang::ASTContext &Ctx, const SiteClaimants *Claimants = nullptr,
+                                   clang::Preprocessor *PP = nullptr);
   ~TranslationUnitAnalysis();
   TranslationUnitAnalysis(const TranslationUnitAnalysis &) = delete;
   TranslationUnitAnalysis &operator=(const TranslationUnitAnalysis &) = delete;
 
   clang::ASTContext &context() const { return Ctx; }
+  /// The LibTorch version the TU's headers define (`TORCH_VERSION_MAJOR` /
+  /// `TORCH_VERSION_MINOR`), read once; nullopt when they do not say.
+  std::optional<LibTorchVersion> headerLibTorchVersion();
 
   /// Where tensors live, shared by every check of the TU.
   DeviceOracle &oracle();
@@ -100,6 +106,8 @@ private:
   bool isUnreachableInBlock(const clang::CompoundStmt *Block, const clang::Stmt *Child);
 
   clang::ASTContext &Ctx;
+  clang::Preprocessor *PP;
+  std::optional<std::optional<LibTorchVersion>> HeaderVersion;
   std::set<std::pair<const clang::Decl *, std::string>> ClaimedNames;
   std::unique_ptr<DeviceOracle> Oracle;
   llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<FunctionValueFlow>> ValueFlows;
@@ -133,9 +141,12 @@ public:
   /// The analysis of Ctx's TU, made on first use.
   TranslationUnitAnalysis &analysis(clang::ASTContext &Ctx) {
     if (!Current || &Current->context() != &Ctx)
-      Current = std::make_unique<TranslationUnitAnalysis>(Ctx, &Claimants);
+      Current = std::make_unique<TranslationUnitAnalysis>(Ctx, &Claimants, PP);
     return *Current;
   }
+  /// The preprocessor of the TU about to be analysed (each check's
+  /// registerPPCallbacks, before the TU is parsed).
+  void setPreprocessor(clang::Preprocessor *ThePP) { PP = ThePP; }
   /// The checks of this hub that may own sync sites.
   SiteClaimants &claimants() { return Claimants; }
   /// Called as each TU starts (before any matching): a new ASTContext may
@@ -144,6 +155,7 @@ public:
 
 private:
   SiteClaimants Claimants;
+  clang::Preprocessor *PP = nullptr;
   std::unique_ptr<TranslationUnitAnalysis> Current;
 };
 

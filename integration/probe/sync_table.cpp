@@ -6,7 +6,9 @@
 #include "syncprobe.h"
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <functional>
+#include <thread>
 #include <utility>
 
 using torch::indexing::Slice;
@@ -32,6 +34,10 @@ int main() {
   auto model = torch::nn::Linear(16, 16);
   model->to(torch::kCUDA);
   auto mask_cpu = mask.cpu();
+  auto values = torch::randn({128}, gpu);
+  auto probs = torch::rand({1000}, gpu);
+  const std::string saved = "/tmp/syncprobe-save.pt";
+  at::cuda::CUDAEvent event;
 
   std::vector<std::pair<std::string, std::function<void()>>> calls = {
       {"baseline: x.add(1)", [&] { v.add(1); }},
@@ -100,6 +106,30 @@ int main() {
       {"item on cpu tensor", [&] { pageable.sum().item<float>(); }},
       {"index_put_({mask_cpu}, 0.0)", [&] { v.index_put_({mask_cpu}, 0.0); }},
       {"idx_cpu.to(v.device(), nb) then index", [&] { v.index({idx_cpu.to(v.device(), true)}); }},
+      // Version-dependent syncs (issue 43, item 3): 1.13 range-checks the indices of an
+      // accumulating index_put_ and validates multinomial's probabilities with item().
+      {"index_put_({idx_gpu}, values, accumulate=true)", [&] { v.index_put_({idx_gpu}, values, true); }},
+      {"index_put_({idx_gpu}, values) accumulate=false", [&] { v.index_put_({idx_gpu}, values); }},
+      {"index_add_(0, idx_gpu, values)", [&] { v.index_add_(0, idx_gpu, values); }},
+      {"multinomial(1) (replacement=false)", [&] { probs.multinomial(1); }},
+      {"multinomial(8) (replacement=false)", [&] { probs.multinomial(8); }},
+      {"multinomial(8, replacement=true)", [&] { probs.multinomial(8, true); }},
+      {"torch::save(gpu tensor)", [&] { torch::save(v, saved); }},
+      {"torch::save(cpu tensor)", [&] { torch::save(pageable, saved); }},
+      {"torch::save(module on gpu)", [&] { torch::save(model, saved); }},
+      // Polling (issue 43, item 11): one query() returns at once; a loop until it is
+      // true waits like synchronize().
+      {"event.query() once", [&] { event.record(); (void)event.query(); }},
+      {"while (!event.query()) sleep", [&] {
+         event.record();
+         while (!event.query())
+           std::this_thread::sleep_for(std::chrono::microseconds(50));
+       }},
+      {"stream.query() once", [&] { (void)at::cuda::getCurrentCUDAStream().query(); }},
+      {"while (cudaStreamQuery(s) != cudaSuccess)", [&] {
+         while (cudaStreamQuery(at::cuda::getCurrentCUDAStream()) != cudaSuccess)
+           std::this_thread::yield();
+       }},
   };
 
   const double sleep_ms = 60;

@@ -19,8 +19,18 @@ namespace torch_syncfree {
 TORCH_SYNCFREE_DECLARE_CHECK(TensorFactoryCheck)
 /// torch-sync-mask-index: x.index({bool_mask}), masked_select.
 TORCH_SYNCFREE_DECLARE_CHECK(MaskIndexCheck)
-/// torch-sync-index-put: index_put_ with an integer index and a host scalar; host indices.
-TORCH_SYNCFREE_DECLARE_CHECK(IndexPutCheck)
+/// torch-sync-index-put: index_put_ with an integer index and a host scalar; host
+/// indices; on LibTorch 1.x, index_put_ with accumulate (a range check with item()).
+class IndexPutCheck : public SyncCheck {
+public:
+  using SyncCheck::SyncCheck;
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  void checkAccumulate(const clang::CXXMemberCallExpr *Call, const clang::Expr *Object,
+                       clang::ASTContext &Ctx);
+};
 /// torch-sync-scalar-index: a 0-dim integer GPU tensor used as an index.
 TORCH_SYNCFREE_DECLARE_CHECK(ScalarIndexCheck)
 /// torch-sync-dynamic-shape: nonzero, unique, repeat_interleave, bincount, histc, ...
@@ -41,7 +51,8 @@ public:
 private:
   bool ReportModuleMoves;
 };
-/// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>(). With
+/// torch-sync-host-bool: is_nonzero, equal, allclose, item<bool>(); multinomial
+/// without replacement on LibTorch 1.x (validated with host bools). With
 /// AssertAsyncFix, `TORCH_CHECK(t.item<bool>(), "msg")` becomes `at::_assert_async`.
 class HostBoolCheck : public SyncCheck {
 public:
@@ -55,6 +66,8 @@ public:
   }
 
 private:
+  /// multinomial without replacement: validated with host bools on LibTorch 1.x.
+  void checkSampling(const clang::CallExpr *Call, const clang::Expr *Probabilities, clang::ASTContext &Ctx);
   bool AssertAsyncFix;
 };
 /// torch-sync-checked-linalg: linalg ops that check their result on the host. With
@@ -95,8 +108,9 @@ private:
   bool FusedNorm;
   bool HelperInEveryFix; ///< set by the language server
 };
-/// torch-sync-explicit: synchronize calls and blocking cudaMemcpy; the option
-/// SynchronizeFunctions adds the project's own barriers.
+/// torch-sync-explicit: synchronize calls, blocking cudaMemcpy and loops that
+/// poll a completion query until it says done; the option SynchronizeFunctions
+/// adds the project's own barriers.
 class ExplicitSyncCheck : public SyncCheck {
 public:
   ExplicitSyncCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context);
@@ -105,6 +119,12 @@ public:
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
 
 private:
+  /// A loop that polls a completion query until it says done: a host wait.
+  void checkPoll(const clang::CallExpr *Query, clang::ASTContext &Ctx);
+  const clang::Stmt *pollingLoop(const clang::CallExpr *Query, clang::ASTContext &Ctx);
+  const clang::Stmt *loopPollingVariable(const clang::VarDecl *Var, const clang::Expr *Value,
+                                         const clang::CallExpr *Query, bool RuntimeCode,
+                                         clang::ASTContext &Ctx);
   std::string ExtraFunctionsOption;
   std::vector<std::string> ExtraFunctions;
 };

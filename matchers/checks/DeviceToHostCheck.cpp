@@ -1,4 +1,5 @@
 #include "DeviceToHostCheck.h"
+#include "ApiFacts.h"
 #include "CopyCalls.h"
 #include "TorchApi.h"
 #include "utils/AstWalk.h"
@@ -12,9 +13,53 @@ namespace torch_syncfree {
 void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
   Finder->addMatcher(tensorMethodCall(hub(), "cpu", "to").bind("call"), this);
+  // `torch::save(value, path)`: every GPU tensor it holds is copied to the host.
+  Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName(qualifiedNamesWithTrait(SerializesToHost)))),
+                              hasArgument(0, expr().bind("saved")), userCode(hub()))
+                         .bind("save"),
+                     this);
+}
+
+/// `torch::save(value, ...)` of a tensor, tensors or a module that may be on the
+/// GPU: each tensor is copied to the host with a blocking copy first, on every
+/// LibTorch version (1.13 and 2.11 pickle a CPU copy of each tensor). The host
+/// needs those values (it writes them out): a true dependency, reported so that a
+/// save inside the training loop is seen.
+void DeviceToHostCheck::checkSave(const CallExpr *Save, const Expr *Saved, ASTContext &Ctx) {
+  Placement Where = oracle(Ctx).heldTensorsPlacement(Saved);
+  if (!mayBeOnGpu(Where))
+    return;
+  bool Tensor = isTensorType(Saved->getType());
+  // A standard container holds tensors; anything else torch::save takes is a module.
+  const CXXRecordDecl *Record = Saved->getType()->getAsCXXRecordDecl();
+  bool Module = !Tensor && !(Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
+                             hasHostApiTrait(Record->getName(), HostContainer));
+  Finding F;
+  F.What = "`torch::save` of " +
+           (Tensor ? tensorPhrase(Where)
+                   : std::string(Module ? "a module" : "tensors") +
+                         (Where == Placement::Gpu ? " on the GPU" : " that may be on the GPU")) +
+           " copies " +
+           (Tensor   ? "it"
+            : Module ? "every parameter and buffer"
+                     : "each tensor") +
+           " to the host first, a blocking copy " + (Tensor ? "that waits" : "each; the first waits") +
+           " for all queued GPU work";
+  F.Use.Kind = Dependency::True;
+  F.Use.Reason = "the file needs the values on the host";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Save);
+  F.Remedy = F.Use.LoopLine
+                 ? "save every N steps or once after the loop, not every iteration"
+                 : "keep it where it waits once (a checkpoint needs the values); in a training loop, "
+                   "save at an interval";
+  report(Save->getBeginLoc(), F);
 }
 
 void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
+  if (const auto *Save = Result.Nodes.getNodeAs<CallExpr>("save")) {
+    checkSave(Save, Result.Nodes.getNodeAs<Expr>("saved"), *Result.Context);
+    return;
+  }
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
   ASTContext &Ctx = *Result.Context;

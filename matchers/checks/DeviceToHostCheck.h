@@ -6,7 +6,8 @@
 namespace torch_syncfree {
 
 /// torch-sync-device-to-host: `cpu()`, `to(kCPU)`, `to(Device("cpu"))`,
-/// `to(<CPU options>)` on a tensor that may be on the GPU. Flag only: the
+/// `to(<CPU options>)` on a tensor that may be on the GPU, and `torch::save` of
+/// tensors or a module that may be on the GPU. Flag only: the
 /// non_blocking form is unsafe unless nothing reads the result before a later
 /// synchronization.
 class DeviceToHostCheck : public SyncCheck {
@@ -14,6 +15,9 @@ public:
   using SyncCheck::SyncCheck;
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  void checkSave(const clang::CallExpr *Save, const clang::Expr *Saved, clang::ASTContext &Ctx);
 };
 
 } // namespace torch_syncfree

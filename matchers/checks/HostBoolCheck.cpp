@@ -20,6 +20,12 @@ void HostBoolCheck::registerMatchers(MatchFinder *Finder) {
   std::vector<StringRef> Methods(HostBools.begin(), HostBools.end());
   Methods.push_back("item"); // item<bool>(), told apart in check()
   Finder->addMatcher(tensorMethodCall(hub(), Methods).bind("call"), this);
+  // multinomial: LibTorch 1.x validates the probabilities with host bools.
+  Finder->addMatcher(tensorMethodCall(hub(), "multinomial").bind("sampling"), this);
+  Finder->addMatcher(callExpr(callee(functionDecl(hasName("multinomial"))), unless(cxxMemberCallExpr()),
+                              hasArgument(0, expr().bind("object")), userCode(hub()))
+                         .bind("sampling"),
+                     this);
   Finder->addMatcher(callExpr(callee(functionDecl(hasAnyName(HostBools))), unless(cxxMemberCallExpr()),
                               hasArgument(0, expr().bind("object")), userCode(hub()))
                          .bind("call"),
@@ -75,10 +81,51 @@ static std::vector<std::string> macroArguments(StringRef Invocation) {
   return Args;
 }
 
+/// `probs.multinomial(n)` without replacement on a GPU tensor: LibTorch 1.x
+/// validates the probabilities on the host (`(max < inf & min >= 0).item()` and
+/// the rows' sums, each in a TORCH_CHECK) before sampling; 2.x validates them
+/// with `_assert_async` (issue 43, item 3). With replacement, 1.x samples in a
+/// kernel that asserts on the device: no wait.
+void HostBoolCheck::checkSampling(const CallExpr *Call, const Expr *Probabilities, ASTContext &Ctx) {
+  StringRef Name = calleeName(Call);
+  if (!isInTorchNamespace(Call->getDirectCallee()) || !hasApiTrait(Name, ValidatedOnHostBeforeV2))
+    return;
+  // (num_samples, replacement = false, generator): after the tensor for a free call.
+  unsigned ReplacementArg = isa<CXXMemberCallExpr>(Call) ? 1 : 2;
+  if (Call->getNumArgs() <= ReplacementArg)
+    return;
+  const Expr *Replacement = Call->getArg(ReplacementArg);
+  bool With = true;
+  if (Replacement->isValueDependent() || !Replacement->EvaluateAsBooleanCondition(With, Ctx) || With)
+    return;
+  VersionInUse Version = libTorchVersion(Ctx);
+  if (Version.Version.Major >= FirstMajorValidatingOnDevice)
+    return;
+  Placement Where = oracle(Ctx).tensorPlacement(Probabilities);
+  if (!mayBeOnGpu(Where))
+    return;
+  Finding F;
+  F.What = "`" + Name.str() + "` without replacement on " + tensorPhrase(Where) +
+           " validates the probabilities with host `bool`s (`item()` inside `TORCH_CHECK`) in " +
+           Version.Phrase + ", so the host waits for the GPU";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the samples do not need the host: only LibTorch's validation reads the probabilities";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  F.Remedy =
+      "sample the way 1.13 does after its check, without it: `(p / torch::empty_like(p).exponential_(1))"
+      ".argmax(-1, true)` for one sample, `std::get<1>((p / torch::empty_like(p).exponential_(1)).topk(n))` "
+      "for n (invalid probabilities then go unreported); LibTorch 2.x validates on the device";
+  report(Call->getExprLoc(), F);
+}
+
 void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
-  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   const auto *Object = Result.Nodes.getNodeAs<Expr>("object");
   ASTContext &Ctx = *Result.Context;
+  if (const auto *Sampling = Result.Nodes.getNodeAs<CallExpr>("sampling")) {
+    checkSampling(Sampling, Object, Ctx);
+    return;
+  }
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   if (!isInTorchNamespace(Call->getDirectCallee()))
     return;
   StringRef Name = calleeName(Call);

@@ -1,3 +1,4 @@
+#include "ApiFacts.h"
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -15,7 +16,8 @@ namespace torch_syncfree {
 
 void IndexPutCheck::registerMatchers(MatchFinder *Finder) {
   using namespace matchers;
-  Finder->addMatcher(tensorMethodCall(hub(), "index_put_", "index", "masked_fill_").bind("call"), this);
+  Finder->addMatcher(tensorMethodCall(hub(), "index_put_", "index_put", "index", "masked_fill_").bind("call"),
+                     this);
 }
 
 /// The tensors inside the `{...}` index list of index()/index_put_().
@@ -69,6 +71,10 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
     report(Index->getBeginLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
     return;
   }
+  if (Call->getNumArgs() == 3) {
+    checkAccumulate(Call, Object, Ctx);
+    return;
+  }
   if (Method != "index_put_" || Call->getNumArgs() != 2)
     return;
   const Expr *Value = Call->getArg(1)->IgnoreImplicit();
@@ -92,6 +98,45 @@ void IndexPutCheck::check(const MatchFinder::MatchResult &Result) {
   auto Fixes = isSideEffectFree(Object) ? fixItsFor({changeTo(selectTokens(Value), cat(Replacement))}, Result)
                                         : std::nullopt;
   report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+}
+
+/// `x.index_put_({idx}, values, /*accumulate=*/true)` on a GPU tensor: LibTorch
+/// 1.x range-checks the indices on the host (their max and min read with
+/// `item()`) before its sort-based accumulation; 2.x checks them with
+/// `_assert_async` (issue 43, item 3). Reported only for a unit compiled
+/// against 1.x, and only when accumulate is a constant true.
+void IndexPutCheck::checkAccumulate(const CXXMemberCallExpr *Call, const Expr *Object, ASTContext &Ctx) {
+  if (!hasApiTrait("index_put_", ValidatedOnHostBeforeV2))
+    return;
+  const Expr *Accumulate = Call->getArg(2);
+  bool On = false;
+  if (isa<CXXDefaultArgExpr>(Accumulate) || Accumulate->isValueDependent() ||
+      !Accumulate->EvaluateAsBooleanCondition(On, Ctx) || !On)
+    return;
+  VersionInUse Version = libTorchVersion(Ctx);
+  if (Version.Version.Major >= FirstMajorValidatingOnDevice)
+    return;
+  // A boolean mask is expanded with nonzero() (a wait of its own); CPU indices
+  // are reported above as a blocking copy.
+  std::vector<const Expr *> Indices = indexTensors(Call);
+  if (Indices.empty())
+    return;
+  for (const Expr *Index : Indices)
+    if (elementKind(analysis(Ctx), Index) == ElementKind::Bool ||
+        oracle(Ctx).tensorPlacement(Index) == Placement::Cpu)
+      return;
+  Placement Target = oracle(Ctx).tensorPlacement(Object);
+  Finding F;
+  F.What = "`" + calleeName(Call).str() + "` with `accumulate=true` on " + tensorPhrase(Target) +
+           " range-checks the indices on the host (their max and min read with `item()`) in " +
+           Version.Phrase + ", so the host waits for the GPU";
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "the result does not need the host: only LibTorch's range check reads the indices";
+  F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+  F.Remedy = "with one 1-D index tensor on dimension 0 and values of the indexed shape, "
+             "`x.index_add_(0, idx, values)` accumulates without the host check (its atomic adds are "
+             "not deterministic); LibTorch 2.x checks the range on the device";
+  report(Call->getExprLoc(), F);
 }
 
 TORCH_SYNC_CHECK_FACTORY(IndexPutCheck)

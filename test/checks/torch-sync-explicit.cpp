@@ -1,10 +1,14 @@
 // RUN: %check_torch_sync %s torch-sync-explicit %t -- %mock_flags
 #include <torch/torch.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/core/Event.h>
 #include <c10/cuda/CUDAStream.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <thread>
 
 void positives(float *device_buffer, float *host_buffer) {
   for (int step = 0; step < 10; ++step) {
@@ -94,6 +98,17 @@ int main() {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: `synchronize` blocks the host {{.*}}; false dependency: nothing after it on the host reads or writes memory the GPU uses, and no timer or host-buffer release next to it needs the GPU to be idle (every iteration of the loop at line [[@LINE-3]]); remove it, or wait on an event for just the work that is needed [torch-sync-explicit]
     std::printf("%d\n", i);
   }
+  // Issue 43, item 11: a loop polling an event until it is done is the same
+  // wait, classified the same way (here: nothing after it needs the GPU).
+  at::cuda::CUDAEvent step_done;
+  for (int i = 0; i < 3; ++i) {
+    x = x * 2;
+    step_done.record();
+    while (!step_done.query())
+      // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: polling `CUDAEvent::query` in a loop until the work is done blocks the host like `synchronize()` (PyTorch's sync debug mode does not see this one); false dependency: nothing after it on the host reads or writes memory the GPU uses, and no timer or host-buffer release next to it needs the GPU to be idle (every iteration of the loop at line [[@LINE-4]]); remove the loop: nothing after it needs the GPU's work [torch-sync-explicit]
+      std::this_thread::yield();
+    std::printf("%d\n", i);
+  }
   torch::cuda::synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: it comes right before the program ends; keep it: it waits once, at the end [torch-sync-explicit]
   return 0;
@@ -154,4 +169,123 @@ void returns_to_caller(torch::Tensor t) {
   auto u = t * 2;
   torch::cuda::synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `synchronize` blocks the host {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see)
+}
+
+// Issue 43, item 11: polling. A loop that runs until a completion query says
+// done waits for the GPU like the synchronize it replaces, whatever spells the
+// query (an event, a stream, the CUDA runtime) and whichever way the loop tests
+// it; the class is the synchronize's (here the waits return to unseen callers,
+// or bracket a timer).
+void poll_event(at::cuda::CUDAEvent &done) {
+  done.record();
+  while (!done.query())
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: polling `CUDAEvent::query` in a loop until the work is done blocks the host like `synchronize()` (PyTorch's sync debug mode does not see this one); intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see); keep it unless that does not use the GPU's results; to wait for less, record a CUDA event after the work that is needed and wait on that event [torch-sync-explicit]
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+void poll_runtime(cudaEvent_t event, cudaStream_t stream) {
+  while (cudaEventQuery(event) == cudaErrorNotReady) {
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: polling `cudaEventQuery` in a loop until the work is done blocks the host like `synchronize()` {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see){{.*}} [torch-sync-explicit]
+    std::this_thread::yield();
+  }
+  do {
+    std::this_thread::yield();
+  } while (cudaStreamQuery(stream) != cudaSuccess);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: polling `cudaStreamQuery` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+  while (cudaStreamQuery(stream)) // any code but cudaSuccess: not done yet
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: polling `cudaStreamQuery` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+    std::this_thread::yield();
+}
+void poll_until_break(c10::cuda::CUDAStream stream, c10::Event &event, bool &stop) {
+  for (;;) {
+    if (stream.query())
+      // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: polling `CUDAStream::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+      break;
+    std::this_thread::yield();
+  }
+  while (true) {
+    if (!event.query()) {
+      // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: polling `Event::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+      std::this_thread::yield();
+      continue;
+    } else {
+      std::printf("done\n");
+      return;
+    }
+  }
+  // Through a variable the loop assigns, and with a further exit condition.
+  bool done = false;
+  while (!done) {
+    done = event.query();
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: polling `Event::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+  }
+  bool finished = false;
+  do {
+    std::this_thread::yield();
+    finished = cudaStreamQuery(stream.stream()) == cudaSuccess;
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: polling `cudaStreamQuery` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+  } while (!finished);
+  while (!stream.query() && !stop)
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: polling `CUDAStream::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}} [torch-sync-explicit]
+    std::this_thread::yield();
+}
+double timed_poll(at::cuda::CUDAEvent &done) {
+  auto start = std::chrono::steady_clock::now();
+  done.record();
+  while (!done.query())
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: polling `CUDAEvent::query` in a loop until the work is done blocks the host like `synchronize()` (PyTorch's sync debug mode does not see this one); intentional barrier: it brackets a timer or the release of a buffer; for timing, CUDA events measure without stalling the host [torch-sync-explicit]
+    std::this_thread::yield();
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(stop - start).count();
+}
+void staging_poll(torch::Tensor source, torch::Device device, int steps) {
+  auto staging = torch::empty({16}, torch::TensorOptions().pinned_memory(true));
+  at::cuda::CUDAEvent copied;
+  for (int b = 0; b < steps; ++b) {
+    staging.copy_(source);
+    auto on_device = staging.to(device, /*non_blocking=*/true);
+    copied.record();
+    while (!copied.query())
+      // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: polling `CUDAEvent::query` {{.*}}; intentional barrier: it keeps a host buffer that an asynchronous copy in this loop reads from being refilled before the copy is done{{.*}}; keep it; to overlap more, double-buffer (two staging buffers, each with its own event) [torch-sync-explicit]
+      std::this_thread::yield();
+  }
+}
+
+// A query that no loop waits on is not a wait: one test, a loop that ends
+// anyway (over batches, a counter), a loop that runs while the work IS done
+// (draining finished events), a break that only leaves a switch.
+void do_other_work();
+void process(int batch);
+void not_polling(at::cuda::CUDAEvent &event, cudaEvent_t raw, std::deque<at::cuda::CUDAEvent> &pending,
+                 const std::vector<int> &batches, int mode) {
+  if (event.query())
+    do_other_work();
+  if (cudaEventQuery(raw) == cudaSuccess)
+    do_other_work();
+  bool ready = event.query();
+  if (ready)
+    do_other_work();
+  bool pending_work = !event.query(); // assigned once, before the loop: not polled
+  while (pending_work)
+    pending_work = false;
+  for (int batch : batches) {
+    if (event.query())
+      break;
+    process(batch);
+  }
+  for (int i = 0; i < 100; ++i) {
+    if (event.query())
+      break;
+    process(i);
+  }
+  while (!pending.empty() && pending.front().query())
+    pending.pop_front();
+  for (;;) {
+    switch (mode) {
+    case 0:
+      if (event.query())
+        break;
+      process(0);
+    }
+    process(mode);
+  }
 }

@@ -27,7 +27,7 @@ int main() {
     best = torch::minimum(best, loss.detach().to(torch::kDouble));
     step += 1;
     if (step.item<int64_t>() % 100 == 0) {
-      torch::save(model, "checkpoint.pt");
+      torch::save(model, "checkpoint.pt"); // SYNC: true
       torch::save(step, "step.pt");
     }
   }

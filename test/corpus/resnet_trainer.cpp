@@ -95,7 +95,7 @@ int main() {
     std::printf("epoch %d accuracy %.4f\n", epoch, accuracy);
     if (accuracy > best_accuracy) {
       best_accuracy = accuracy;
-      torch::save(model, "best.pt");
+      torch::save(model, "best.pt"); // SYNC: true
     }
   }
   return 0;

@@ -26,7 +26,7 @@ int main() {
       auto obs = env.observe();
       auto state = torch::tensor(obs).to(device); // SYNC: false
       auto probs = torch::softmax(policy->forward(state), 0);
-      auto action = probs.multinomial(1);
+      auto action = probs.multinomial(1); // SYNC: false
       log_probs.push_back(probs.log().index({action}));
       rewards.push_back(env.step(action.item<int64_t>())); // SYNC: true
     }

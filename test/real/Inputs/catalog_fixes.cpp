@@ -1,6 +1,9 @@
 // The catalog's fix-its against the REAL LibTorch headers: every fixed line must
 // compile with 1.13 and 2.11 (fixes use only APIs the headers declare).
 #include <torch/torch.h>
+#include <c10/core/Event.h>
+#include <string>
+#include <thread>
 #include <vector>
 // The clipping helper after the includes: per-parameter norms as LibTorch computes
 // them (same last bits); the scaling is one multi-tensor kernel where declared:
@@ -99,3 +102,23 @@ public:
 private:
   std::vector<torch::Tensor> inputs_;
 };
+
+// Issue 43, item 3: syncs that depend on the version of the headers (their
+// TORCH_VERSION_MAJOR/MINOR): on 1.13 an accumulating index_put_ range-checks its
+// indices with item() and multinomial validates its probabilities with item(); on
+// 2.11 neither waits. torch::save copies GPU tensors to the host on both. Item 11:
+// a loop polling an event until it is done waits like synchronize().
+void versioned(const c10::Event &done, const std::string &path) {
+  auto x = torch::zeros({64}, torch::kCUDA);
+  auto idx = torch::randint(64, {8}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+  x.index_put_({idx}, torch::ones({8}, torch::kCUDA), /*accumulate=*/true);
+  // CHECK113-MESSAGES: :[[@LINE-1]]:5: warning: `index_put_` with `accumulate=true` on a GPU tensor range-checks the indices on the host (their max and min read with `item()`) in LibTorch 1.13 (the headers' version), so the host waits for the GPU; false dependency: {{.*}} [torch-sync-index-put]
+  auto probs = torch::softmax(torch::rand({4, 10}, torch::kCUDA), -1);
+  auto sample = probs.multinomial(1);
+  // CHECK113-MESSAGES: :[[@LINE-1]]:23: warning: `multinomial` without replacement on a GPU tensor validates the probabilities with host `bool`s (`item()` inside `TORCH_CHECK`) in LibTorch 1.13 (the headers' version), so the host waits for the GPU; false dependency: {{.*}} [torch-sync-host-bool]
+  torch::save(x, path);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: `torch::save` of a GPU tensor copies it to the host first, a blocking copy that waits for all queued GPU work; true dependency: the file needs the values on the host; {{.*}} [torch-sync-device-to-host]
+  while (!done.query())
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: polling `Event::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see){{.*}} [torch-sync-explicit]
+    std::this_thread::yield();
+}

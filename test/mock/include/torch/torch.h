@@ -14,9 +14,18 @@
 #include <utility>
 #include <vector>
 
+#include <torch/version.h>
+
 namespace c10 {
 template <typename T> using optional = std::optional<T>;
 using std::nullopt;
+
+// c10/core/List.h: what index_put_'s accumulating overload takes.
+template <typename T> class List {
+public:
+  List();
+  List(std::initializer_list<T> values);
+};
 
 template <typename T> class ArrayRef {
 public:
@@ -219,6 +228,15 @@ public:
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
   Tensor &index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor &rhs);
   Tensor &index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar &v);
+  Tensor &index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor &rhs);
+  Tensor &index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar &v);
+  // The generated ATen overloads (TensorBody.h): `accumulate` adds into x.
+  Tensor &index_put_(const List<optional<Tensor>> &indices, const Tensor &values, bool accumulate = false) const;
+  Tensor index_put(const List<optional<Tensor>> &indices, const Tensor &values, bool accumulate = false) const;
+  Tensor &index_add_(int64_t dim, const Tensor &index, const Tensor &source) const;
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
+  Tensor exponential_(double lambd = 1) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor masked_select(const Tensor &mask) const;
   Tensor &masked_fill_(const Tensor &mask, const Scalar &value) const;
   Tensor &masked_fill_(const Tensor &mask, const Tensor &value) const;
@@ -334,6 +352,7 @@ Tensor log_softmax(const Tensor &self, int64_t dim, optional<ScalarType> dtype =
 Tensor cross_entropy_loss(const Tensor &self, const Tensor &target, const optional<Tensor> &weight = {},
                           int64_t reduction = 1, int64_t ignore_index = -100, double label_smoothing = 0.0);
 Tensor mse_loss(const Tensor &self, const Tensor &target);
+Tensor multinomial(const Tensor &self, int64_t num_samples, bool replacement = false);
 } // namespace at
 
 namespace torch {
@@ -426,6 +445,10 @@ struct Module {
 };
 Module load(const std::string &filename);
 } // namespace jit
+
+// torch/serialize.h: writes tensors or a module to a file or stream.
+template <typename Value, typename... SaveToArgs> void save(const Value &value, SaveToArgs &&...args);
+template <typename... SaveToArgs> void save(const std::vector<at::Tensor> &tensor_vec, SaveToArgs &&...args);
 
 namespace optim {
 struct SGDOptions {

@@ -6,6 +6,7 @@ namespace cuda {
 class CUDAStream {
 public:
   void synchronize() const;
+  bool query() const;
   cudaStream_t stream() const;
 };
 CUDAStream getCurrentCUDAStream(signed char device_index = -1);
