@@ -63,7 +63,14 @@ constexpr ApiFact Facts[] = {
     {"save", SerializesToHost, "::torch::save"},
     // Completion queries: a loop polling one until it says done waits.
     {"query", CompletionQuery,
-     "::at::cuda::CUDAEvent::query ::c10::cuda::CUDAStream::query ::c10::Event::query ::c10::Stream::query"},
+     "::at::cuda::CUDAEvent::query ::c10::cuda::CUDAEvent::query ::c10::cuda::CUDAStream::query "
+     "::c10::Event::query ::c10::Stream::query"},
+    // Stream switches: work queued after them runs on another stream.
+    {"CUDAStreamGuard", SwitchesStream, "::c10::cuda::CUDAStreamGuard"},
+    {"OptionalCUDAStreamGuard", SwitchesStream, "::c10::cuda::OptionalCUDAStreamGuard"},
+    {"StreamGuard", SwitchesStream, "::c10::StreamGuard"},
+    {"OptionalStreamGuard", SwitchesStream, "::c10::OptionalStreamGuard"},
+    {"setCurrentCUDAStream", SwitchesStream, "::c10::cuda::setCurrentCUDAStream"},
     // Factories.
     {"zeros", Factory | DeterministicFill},
     {"ones", Factory | DeterministicFill},

@@ -98,8 +98,12 @@ enum ApiTrait : unsigned {
   /// at once, but a loop that polls it until it says done waits like
   /// `synchronize()` (torch-sync-explicit; the CUDA runtime's are RuntimeQuery).
   CompletionQuery = 1u << 30,
-  /// The last trait: the index covers every bit up to it.
-  LastApiTrait = CompletionQuery,
+  /// Makes later work of its scope run on another CUDA stream (a stream guard,
+  /// `setCurrentCUDAStream`): device-side state shared across iterations is then
+  /// written from several streams without ordering.
+  SwitchesStream = 1u << 31,
+  /// The last trait: the index covers every bit up to it (the 32 bits are used).
+  LastApiTrait = SwitchesStream,
 };
 
 /// The first LibTorch major version on which the ValidatedOnHostBeforeV2 calls

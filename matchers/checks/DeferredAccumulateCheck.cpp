@@ -1,6 +1,7 @@
 // torch-sync-deferred-accumulate: `metric += t.item<T>()` inside a loop, with the
 // metric read only after the loop, becomes a device accumulator declared before the
 // loop, a device-side add in the body and one `item()` after the loop.
+#include "ApiFacts.h"
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -120,6 +121,17 @@ static const Stmt *loopBody(const Stmt *Loop) {
   return nullptr;
 }
 
+/// Whether \p Loop makes work run on another CUDA stream: a stream guard
+/// declared in it or a call that sets the current stream (ApiFacts: SwitchesStream).
+static bool switchesStreams(ASTContext &Ctx, const Stmt *Loop) {
+  llvm::ArrayRef<StringRef> Names = qualifiedNamesWithTrait(SwitchesStream);
+  std::vector<StringRef> Spellings(Names.begin(), Names.end());
+  auto Switch = stmt(anyOf(declStmt(has(varDecl(hasType(hasUnqualifiedDesugaredType(
+                               recordType(hasDeclaration(cxxRecordDecl(hasAnyName(Spellings))))))))),
+                           callExpr(callee(functionDecl(hasAnyName(Spellings))))));
+  return !match(findAll(Switch), *Loop, Ctx).empty();
+}
+
 /// Paths that leave the loop without passing the statement right after it.
 static bool hasNonLocalExit(const Stmt *S) {
   if (!S)
@@ -215,6 +227,12 @@ DeferredAccumulateCheck::Accumulation DeferredAccumulateCheck::examine(const Bou
   else if (Accumulate->getBeginLoc().isMacroID() || Accumulate->getEndLoc().isMacroID() ||
            A.Loop->getBeginLoc().isMacroID() || A.Loop->getEndLoc().isMacroID())
     A.Refusal = "the accumulation or its loop is spelled in a macro";
+  // Found by the blind programs of issue 43 (a video pipeline on two streams):
+  // the host's wait in item() ordered the streams; a device sum added from
+  // alternating streams is a race.
+  else if (switchesStreams(Ctx, A.Loop))
+    A.Refusal = "the loop switches CUDA streams, and a sum on the device would be added from several "
+                "streams without ordering";
   // Host integer division and a floating factor truncate in ways an integer
   // tensor's add_ cannot reproduce.
   else if (A.Factor && !A.Floating &&

@@ -1,5 +1,6 @@
 // RUN: %check_torch_sync %s torch-sync-deferred-accumulate %t -- %mock_flags
 #include <torch/torch.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <cstdio>
 #include <vector>
 
@@ -273,3 +274,25 @@ double two_loops(int steps) {
 // CHECK-FIXES: total += total_on_device.item<double>();
 // CHECK-FIXES: torch::Tensor total_on_device2; // total, summed on the device
 // CHECK-FIXES: total += total_on_device2.item<double>();
+
+// Found by the blind programs of issue 43 (a video pipeline alternating two
+// streams): the host's wait in item() ordered the streams; a sum kept on the
+// device would be added from both streams without ordering (a race). No fix.
+float two_streams(std::vector<c10::cuda::CUDAStream> &streams, torch::Tensor x, int n) {
+  float total = 0;
+  for (int i = 0; i < n; ++i) {
+    c10::cuda::CUDAStreamGuard guard(streams[i % 2]);
+    total += (x * i).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `total` accumulates `item()` every iteration, {{.*}}(no fix: the loop switches CUDA streams, and a sum on the device would be added from several streams without ordering) [torch-sync-deferred-accumulate]
+  }
+  return total;
+}
+float set_stream(std::vector<c10::cuda::CUDAStream> &streams, torch::Tensor x, int n) {
+  float total = 0;
+  for (int i = 0; i < n; ++i) {
+    c10::cuda::setCurrentCUDAStream(streams[i % 2]);
+    total += (x * i).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `total` accumulates `item()` every iteration, {{.*}}(no fix: the loop switches CUDA streams{{.*}}) [torch-sync-deferred-accumulate]
+  }
+  return total;
+}
