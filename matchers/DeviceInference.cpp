@@ -257,6 +257,8 @@ std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
   }
   if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E))
     return join(devicePlacement(CO->getTrueExpr()), devicePlacement(CO->getFalseExpr()));
+  if (std::optional<Placement> Listed = listedDevicePlacement(E))
+    return Listed;
   if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
     // TensorOptions(Device), Device(DeviceType, index), Device("cuda:0").
     if (CE->getNumArgs() == 0)
@@ -300,6 +302,41 @@ std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
   if (isDeviceType(T) || isTensorOptionsType(T) || isOptionalDeviceType(T))
     return Placement::Unknown;
   return std::nullopt;
+}
+
+std::optional<Placement> DeviceOracle::listedDevicePlacement(const Expr *E) {
+  // `devices[i]`, `devices.at(i)` of a const local container of devices given
+  // its elements in a list (`const std::vector<torch::Device> devices = {...}`):
+  // the join of the listed devices. Found by the blind programs of issue 43
+  // (data parallel over two GPUs: the GPU-to-GPU copies were "may copy a host
+  // tensor").
+  const Expr *Container = nullptr;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E); Op && Op->getOperator() == OO_Subscript)
+    Container = Op->getArg(0);
+  else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E); MC && calleeName(MC) == "at")
+    Container = MC->getImplicitObjectArgument();
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Container ? ignoreWrappers(Container) : nullptr);
+  const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!VD || !VD->hasLocalStorage() || !VD->getType().isConstQualified() || !VD->getInit())
+    return std::nullopt;
+  const Expr *Init = ignoreWrappers(VD->getInit());
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Init); Construct && Construct->getNumArgs() >= 1)
+    Init = ignoreWrappers(Construct->getArg(0));
+  if (const auto *List = dyn_cast<CXXStdInitializerListExpr>(Init))
+    Init = ignoreWrappers(List->getSubExpr());
+  if (const auto *Temporary = dyn_cast<MaterializeTemporaryExpr>(Init))
+    Init = ignoreWrappers(Temporary->getSubExpr());
+  const auto *Elements = dyn_cast<InitListExpr>(Init);
+  if (!Elements || Elements->getNumInits() == 0)
+    return std::nullopt;
+  std::optional<Placement> Result;
+  for (const Expr *Element : Elements->inits()) {
+    std::optional<Placement> One = devicePlacement(Element);
+    if (!One)
+      return std::nullopt;
+    Result = join(Result, One);
+  }
+  return Result;
 }
 
 std::optional<Placement> DeviceOracle::namedDevice(const CallExpr *Call, bool OtherTensor) {

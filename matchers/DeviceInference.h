@@ -100,6 +100,8 @@ private:
   /// A tensor field of a class defined in the main file: the join of every value
   /// the TU stores into it (in-class initialiser, constructor initialisers, assignments).
   std::optional<Placement> fieldPlacement(const clang::FieldDecl *FD);
+  /// An element of a const local container of devices given in a list.
+  std::optional<Placement> listedDevicePlacement(const clang::Expr *E);
   /// A read of `this->f` in a method: the stores of the method that reach it
   /// (the value-flow core), else fieldPlacement (what every method stores).
   std::optional<Placement> fieldReadPlacement(const clang::FieldDecl *Field, const clang::MemberExpr *Read);

@@ -132,7 +132,7 @@ if _can_fill_a_disk():
     config.available_features.add("full-disk")
 else:
     lit_config.note("cannot mount a small tmpfs here (needs root): untrusted-full-disk.test is UNSUPPORTED")
-config.excludes = ["mock", "Inputs", "corpus", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "ValueFlowTest.cpp", "CacheTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test
+config.excludes = ["mock", "Inputs", "corpus", "blind", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "ValueFlowTest.cpp", "CacheTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test; blind/: scored by hand (docs/corpus.md)
 if "tsan" not in config.available_features:
     config.excludes.append("tsan")  # run by the TSan leg only
 config.test_source_root = os.path.dirname(__file__)

@@ -302,8 +302,9 @@ double options_name_the_device(const std::vector<int64_t> &sizes, torch::Dtype d
   // CHECK-MESSAGES: :[[@LINE-1]]:69: warning: `item()` on a GPU tensor
   s += x.new_zeros(sizes, dt, c10::nullopt, torch::Device(torch::kCUDA), c10::nullopt).sum().item<double>();
   // CHECK-MESSAGES: :[[@LINE-1]]:94: warning: `item()` on a GPU tensor
-  s += x.to(g).sum().item<double>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor
+  auto on_g = x.to(g);
+  s += on_g.sum().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: `item()` on a GPU tensor
   s += g.new_zeros({2}, torch::device(torch::kCPU)).sum().item<double>();            // CPU: no finding
   s += torch::zeros_like(g, g.options().device(torch::kCPU)).sum().item<double>();  // CPU: no finding
   s += torch::rand_like(g, torch::dtype(torch::kFloat).device(torch::kCPU)).sum().item<double>();  // CPU

@@ -122,3 +122,13 @@ void versioned(const c10::Event &done, const std::string &path) {
     // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: polling `Event::query` in a loop until the work is done blocks the host like `synchronize()` {{.*}}; intentional barrier: the tool cannot show that nothing after it needs the GPU's work (the return to callers the tool does not see){{.*}} [torch-sync-explicit]
     std::this_thread::yield();
 }
+
+// Issue 41: `value_or` evaluates its argument even when the optional holds a
+// value. c10::optional is a class of its own on 1.13 and std::optional on 2.11;
+// the conditional compiles on both.
+int64_t cap_or_longest(c10::optional<int64_t> cap, const torch::Tensor &lengths) {
+  int64_t n = cap.value_or(lengths.max().item<int64_t>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: the argument of `value_or` is evaluated even when `cap` holds a value, and its `item()` on a tensor that may be on the GPU makes the host wait for all queued GPU work; false dependency: {{.*}} [torch-sync-eager-fallback]
+  // CHECK-FIXES: int64_t n = cap.has_value() ? *cap : lengths.max().item<int64_t>() /* torch-syncfree: read only when empty */;
+  return n;
+}
