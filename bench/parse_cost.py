@@ -15,18 +15,25 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def measure(cmd, runs):
-    walls, rss = [], []
+def measure_with_cpu(cmd, runs):
+    """Median wall seconds, max peak RSS (MiB) and median user CPU seconds of cmd."""
+    walls, rss, users = [], [], []
     for _ in range(runs):
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - start)
         rss.append(usage.ru_maxrss / 1024.0)  # KiB -> MiB
+        users.append(usage.ru_utime)
         code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1):
             sys.exit("benchmark command failed (%d): %s" % (code, " ".join(cmd)))
-    return statistics.median(walls), max(rss)
+    return statistics.median(walls), max(rss), statistics.median(users)
+
+
+def measure(cmd, runs):
+    wall, rss, _ = measure_with_cpu(cmd, runs)
+    return wall, rss
 
 
 def main():

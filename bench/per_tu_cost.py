@@ -10,25 +10,18 @@ usage: bench/per_tu_cost.py [--runs N] [--build build]
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parse_cost import measure_with_cpu  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNITS = ["torchscript_user", "training_step", "catalog_fixes", "device_guards", "linalg_ex", "remaining_fixes"]
 
 
 def measure(cmd, runs):
-    walls, users = [], []
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - start)
-        users.append(usage.ru_utime)
-        if os.waitstatus_to_exitcode(status) not in (0, 1):
-            sys.exit("benchmark command failed: " + " ".join(cmd))
-    return statistics.median(walls), statistics.median(users)
+    wall, _, user = measure_with_cpu(cmd, runs)
+    return wall, user
 
 
 def main():

@@ -279,6 +279,22 @@ static std::string barrierRemedy(const std::string &Why, const std::string &Host
   return "keep it; to overlap more, double-buffer (two staging buffers, each with its own event)";
 }
 
+/// The class of a wait (a call or a polling loop) from barrierReason(): a
+/// deliberate barrier with its reason, else a false dependency with \p Removal.
+static void classifyBarrier(Finding &F, const std::string &Why, const std::string &HostWork,
+                            llvm::StringRef Removal) {
+  if (!Why.empty()) {
+    F.Use.Kind = Dependency::Intentional;
+    F.Use.Reason = Why;
+    F.Remedy = barrierRemedy(Why, HostWork);
+    return;
+  }
+  F.Use.Kind = Dependency::False;
+  F.Use.Reason = "nothing after it on the host reads or writes memory the GPU uses, and no "
+                 "timer or host-buffer release next to it needs the GPU to be idle";
+  F.Remedy = Removal.str();
+}
+
 void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
   if (const auto *Query = Result.Nodes.getNodeAs<CallExpr>("query")) {
     checkPoll(Query, *Result.Context);
@@ -325,15 +341,8 @@ void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
                    ? "if the host must decide (a size, a branch), keep the decision on the "
                      "device or read the value less often"
                    : "copy with `cudaMemcpyAsync` on the stream and read the value after the step";
-  } else if (!Why.empty()) {
-    F.Use.Kind = Dependency::Intentional;
-    F.Use.Reason = Why;
-    F.Remedy = barrierRemedy(Why, HostWork);
   } else {
-    F.Use.Kind = Dependency::False;
-    F.Use.Reason = "nothing after it on the host reads or writes memory the GPU uses, and no "
-                   "timer or host-buffer release next to it needs the GPU to be idle";
-    F.Remedy = "remove it, or wait on an event for just the work that is needed";
+    classifyBarrier(F, Why, HostWork, "remove it, or wait on an event for just the work that is needed");
   }
   if (Name == "synchronize" || Name == "cudaDeviceSynchronize")
     F.What += " (PyTorch's sync debug mode does not see this one)";
@@ -551,16 +560,7 @@ void ExplicitSyncCheck::checkPoll(const CallExpr *Query, ASTContext &Ctx) {
            "` in a loop until the work is done blocks the host like `synchronize()` (PyTorch's "
            "sync debug mode does not see this one)";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Loop);
-  if (!Why.empty()) {
-    F.Use.Kind = Dependency::Intentional;
-    F.Use.Reason = Why;
-    F.Remedy = barrierRemedy(Why, HostWork);
-  } else {
-    F.Use.Kind = Dependency::False;
-    F.Use.Reason = "nothing after it on the host reads or writes memory the GPU uses, and no "
-                   "timer or host-buffer release next to it needs the GPU to be idle";
-    F.Remedy = "remove the loop: nothing after it needs the GPU's work";
-  }
+  classifyBarrier(F, Why, HostWork, "remove the loop: nothing after it needs the GPU's work");
   report(Query->getBeginLoc(), F);
 }
 
