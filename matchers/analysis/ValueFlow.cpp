@@ -184,7 +184,7 @@ void FunctionValueFlow::findAliases() {
     if (!S)
       return;
     const FieldDecl *Field = isa<MemberExpr>(S) ? namedFieldOfThis(cast<Expr>(S)) : nullptr;
-    if (Field && !isa<MemberExpr>(ancestorSkipping<ParenExpr>(Ctx, cast<Expr>(S)).get<Stmt>())) {
+    if (Field && !isa_and_nonnull<MemberExpr>(ancestorSkipping<ParenExpr>(Ctx, cast<Expr>(S)).get<Stmt>())) {
       DynTypedNode Parent = ancestorSkipping<ParenExpr>(Ctx, cast<Expr>(S));
       if (const auto *Bound = Parent.get<VarDecl>(); Bound && isMutableReference(Bound->getType()) &&
                                                      Bound->getInit() &&
