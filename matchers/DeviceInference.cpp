@@ -710,24 +710,20 @@ std::optional<Placement> DeviceOracle::memberPlacement(const MemberExpr *Member)
 std::optional<Placement> DeviceOracle::fieldReadPlacement(const FieldDecl *Field, const MemberExpr *Read) {
   const FunctionDecl *FD = enclosingFunction(Ctx, Read);
   const FunctionValueFlow *Flow = FD && FD->getBody() ? TU.valueFlow(FD) : nullptr;
-  std::optional<ReachingDefinitions> Reaching = Flow ? Flow->reachingAt(Field, Read) : std::nullopt;
+  auto Assignments = Flow ? Flow->assignmentsReaching(Field, Read) : std::nullopt;
   // From the method's entry, or through a call that may store: whatever any
   // method stores (the order in which methods run is not known here).
-  if (!Reaching || Reaching->FromEntry || Reaching->Definitions.empty())
+  if (!Assignments)
     return fieldPlacement(Field);
   std::optional<Placement> Result;
-  for (unsigned Index : Reaching->Definitions) {
-    const ValueDefinition &Definition = Flow->definitions()[Index];
-    if (Definition.isOpaque() || !Definition.Value)
-      return fieldPlacement(Field);
+  for (const ValueDefinition *Definition : *Assignments)
     Result = join(Result,
                   TensorDefinitions.factOf(
-                      Definition,
+                      *Definition,
                       [&](const ValueDefinition &Def) {
                         return definitionPlacement({Def.Value, Def.Element}, /*AsDevice=*/false);
                       },
                       [](Placement A, Placement B) { return join(A, B); }, Placement::Unknown, cacheable()));
-  }
   return Result ? Result : fieldPlacement(Field);
 }
 

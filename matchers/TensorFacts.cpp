@@ -1,5 +1,6 @@
 #include "TensorFacts.h"
 #include "ApiFacts.h"
+#include "TensorStorage.h"
 #include "TorchApi.h"
 #include "TranslationUnitAnalysis.h"
 #include "analysis/ValueFlow.h"
@@ -40,6 +41,8 @@ static ElementKind kindOfScalarTypeExpr(const Expr *E) {
 struct KindQuery {
   TranslationUnitAnalysis &TU;
   DefinitionFixpoint<ElementKind> Definitions;
+  /// Fields whose program-wide stores are being joined.
+  llvm::SmallPtrSet<const FieldDecl *, 4> FieldsInProgress;
 };
 
 static ElementKind kindOf(KindQuery &Q, const Expr *E);
@@ -74,6 +77,34 @@ static ElementKind variableKind(KindQuery &Q, const DeclRefExpr *Read) {
         joinKinds, ElementKind::Unknown, /*MaySettle=*/true);
     if (Kind)
       Result = Result ? joinKinds(*Result, *Kind) : *Kind;
+  }
+  return Result.value_or(ElementKind::Unknown);
+}
+
+/// A tensor field's kind at a read: the join over the values it may see there
+/// (the method's stores that reach it, else every store of the program).
+static ElementKind fieldKind(KindQuery &Q, const MemberExpr *Read) {
+  const auto *Field = dyn_cast<FieldDecl>(Read->getMemberDecl());
+  if (!Field || !isTensorType(Field->getType()) || !storageOf(Q.TU.context(), Read))
+    return ElementKind::Unknown;
+  std::optional<StoredValues> Values = fieldValuesAt(Q.TU, Field, Read);
+  if (!Values)
+    return ElementKind::Unknown;
+  std::optional<ElementKind> Result;
+  auto Add = [&](std::optional<ElementKind> Kind) {
+    if (Kind)
+      Result = Result ? joinKinds(*Result, *Kind) : *Kind;
+  };
+  for (const ValueDefinition *Definition : Values->Assignments)
+    Add(Q.Definitions.factOf(
+        *Definition, [&](const ValueDefinition &Def) { return std::optional(kindOf(Q, Def.Value)); },
+        joinKinds, ElementKind::Unknown, /*MaySettle=*/true));
+  if (!Values->ProgramStores.empty()) {
+    if (!Q.FieldsInProgress.insert(Field).second)
+      return ElementKind::Unknown;
+    for (const TensorStore &Store : Values->ProgramStores)
+      Add(kindOf(Q, Store.Value));
+    Q.FieldsInProgress.erase(Field);
   }
   return Result.value_or(ElementKind::Unknown);
 }
@@ -117,6 +148,8 @@ static ElementKind kindOf(KindQuery &Q, const Expr *E) {
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
     return variableKind(Q, DRE);
+  if (const auto *Member = dyn_cast<MemberExpr>(E))
+    return fieldKind(Q, Member);
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     switch (Op->getOperator()) {
     case OO_Greater: case OO_Less: case OO_GreaterEqual: case OO_LessEqual:
@@ -210,7 +243,7 @@ static ElementKind kindOf(KindQuery &Q, const Expr *E) {
 }
 
 ElementKind elementKind(TranslationUnitAnalysis &TU, const Expr *Tensor) {
-  KindQuery Q{TU, {}};
+  KindQuery Q{TU, {}, {}};
   return kindOf(Q, Tensor);
 }
 

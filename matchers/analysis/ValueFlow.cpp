@@ -344,6 +344,21 @@ std::optional<bool> FunctionValueFlow::reaches(const Stmt *Site, const ValueDecl
   return llvm::is_contained(At->Definitions, Made->second);
 }
 
+std::optional<llvm::SmallVector<const ValueDefinition *, 2>>
+FunctionValueFlow::assignmentsReaching(const ValueDecl *D, const Expr *Read) const {
+  std::optional<ReachingDefinitions> Reaching = reachingAt(D, Read);
+  if (!Reaching || Reaching->FromEntry || Reaching->Definitions.empty())
+    return std::nullopt;
+  llvm::SmallVector<const ValueDefinition *, 2> Assignments;
+  for (unsigned Index : Reaching->Definitions) {
+    const ValueDefinition &Definition = Definitions[Index];
+    if (Definition.isOpaque() || !Definition.Value)
+      return std::nullopt;
+    Assignments.push_back(&Definition);
+  }
+  return Assignments;
+}
+
 bool FunctionValueFlow::sameDefinition(const DeclRefExpr *A, const DeclRefExpr *B) const {
   if (A->getDecl() != B->getDecl())
     return false;

@@ -91,6 +91,15 @@ public:
   /// inside a lambda (when it runs is not known here) or not in the function.
   std::optional<ReachingDefinitions> reachingAt(const clang::ValueDecl *D, const clang::Expr *Read) const;
 
+  /// The assignments that alone decide what Read sees of D: every definition
+  /// reaching it is an assignment of this function with a known value. nullopt
+  /// when something else may: a path from the entry (a parameter; a field's
+  /// value from before the method), an escape or alias, or a read the CFG
+  /// cannot place. Each fact (device, pinning, element kind) of a local or of
+  /// a field of *this is the join of its evaluator over these values.
+  std::optional<llvm::SmallVector<const ValueDefinition *, 2>>
+  assignmentsReaching(const clang::ValueDecl *D, const clang::Expr *Read) const;
+
   /// Value identity: whether the reads A and B of the same variable see the
   /// same definition (exactly one, assigned, reaching both), i.e. the same
   /// tensor object. In-place writes (`t.add_(1)`) between them change the

@@ -7,6 +7,7 @@
 #include "CopyCalls.h"
 #include "PinnedMemory.h"
 #include "TorchApi.h"
+#include "fixes/PinAtCreation.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 
