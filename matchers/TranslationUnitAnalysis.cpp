@@ -279,6 +279,67 @@ llvm::ArrayRef<const DeclRefExpr *> TranslationUnitAnalysis::referencesTo(const 
   return It->second;
 }
 
+const std::vector<TranslationUnitAnalysis::CallSite> &
+TranslationUnitAnalysis::callSitesOfBody(const Stmt &Body) {
+  auto [It, Inserted] = CallSites.try_emplace(&Body);
+  if (!Inserted)
+    return It->second;
+  std::vector<CallSite> Sites;
+  const SourceManager &SM = Ctx.getSourceManager();
+  // Pre-order, children left to right; the depth of lambdas open on the path.
+  llvm::SmallVector<std::pair<const Stmt *, unsigned>, 64> Stack{{&Body, 0}};
+  while (!Stack.empty()) {
+    auto [S, Lambdas] = Stack.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      // The tool's own reads are never reported again.
+      bool Inserted = isOnInsertedSyncLine(Call->getExprLoc(), SM) || isMarkedInsertedSync(Call, Ctx);
+      Sites.push_back({Call, Inserted ? std::nullopt : asSyncCall(Call), Lambdas > 0, Inserted});
+    }
+    unsigned Inner = Lambdas + isa<LambdaExpr>(S);
+    llvm::SmallVector<const Stmt *, 8> Children(S->child_begin(), S->child_end());
+    for (const Stmt *Child : llvm::reverse(Children))
+      Stack.push_back({Child, Inner});
+  }
+  return It->second = std::move(Sites);
+}
+
+std::vector<TranslationUnitAnalysis::CallSite> TranslationUnitAnalysis::callSitesUnder(const Stmt &Root) {
+  const FunctionDecl *Outermost = outermostFunction(Ctx, &Root);
+  const Stmt *Body = Outermost && Outermost->getBody() ? Outermost->getBody() : &Root;
+  const std::vector<CallSite> &All = callSitesOfBody(*Body);
+  if (Body == &Root)
+    return All;
+  // The calls of the body under Root: a cheap test on the expansion range
+  // first, then the parent chain (which also says whether a lambda is between).
+  const SourceManager &SM = Ctx.getSourceManager();
+  CharSourceRange Range = SM.getExpansionRange(Root.getSourceRange());
+  std::vector<CallSite> Under;
+  for (const CallSite &Site : All) {
+    SourceLocation At = SM.getExpansionLoc(Site.Call->getBeginLoc());
+    if (SM.isBeforeInTranslationUnit(At, Range.getBegin()) ||
+        SM.isBeforeInTranslationUnit(Range.getEnd(), At))
+      continue;
+    bool InLambda = false;
+    for (DynTypedNode Node = DynTypedNode::create(*Site.Call);;) {
+      const Stmt *S = Node.get<Stmt>();
+      if (S == &Root) {
+        Under.push_back({Site.Call, Site.Sync, InLambda, Site.Inserted});
+        break;
+      }
+      if (S == Body)
+        break;
+      InLambda |= isa_and_nonnull<LambdaExpr>(S);
+      DynTypedNodeList Parents = Ctx.getParents(Node);
+      if (Parents.empty())
+        break;
+      Node = Parents[0];
+    }
+  }
+  return Under;
+}
+
 std::optional<llvm::ArrayRef<const MemberExpr *>>
 TranslationUnitAnalysis::memberReferencesTo(const FieldDecl *Field) {
   if (!Members) {

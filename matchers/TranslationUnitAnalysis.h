@@ -10,6 +10,7 @@
 
 #include "LibTorchVersion.h"
 #include "SiteOwnership.h"
+#include "SyncCalls.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
@@ -68,6 +69,24 @@ public:
   /// with the field's name). Indexed once per TU: one walk of the main file's
   /// declarations for all fields.
   std::optional<llvm::ArrayRef<const clang::MemberExpr *>> memberReferencesTo(const clang::FieldDecl *Field);
+  /// One call under a statement, classified once per TU (SyncCalls.h).
+  struct CallSite {
+    const clang::CallExpr *Call;
+    /// The catalog sync it is; nullopt for other calls (and for the syncs the
+    /// tool inserted on purpose: a marked read, a kept read's line).
+    std::optional<SyncCall> Sync;
+    /// Inside a lambda under the statement asked about (its body runs when
+    /// the lambda is called, not where it is written).
+    bool InLambda;
+    /// A read the tool inserted on purpose (Sync is nullopt for it).
+    bool Inserted;
+  };
+  /// Every call under \p Root, in source order (pre-order), each classified
+  /// once per TU: the enumeration the walks that look for syncs share (the
+  /// use classifier's waits of a loop, graph capture, call-in-loop's callee
+  /// bodies, eager-fallback's argument). Indexed once per outermost function
+  /// body; a statement inside one is answered from its body's index.
+  std::vector<CallSite> callSitesUnder(const clang::Stmt &Root);
   /// The innermost for/while/do/range-for loop around S within its function or
   /// lambda, or nullptr (memoised along the path).
   const clang::Stmt *enclosingLoop(const clang::Stmt *S);
@@ -119,6 +138,9 @@ private:
     llvm::DenseMap<const clang::FieldDecl *, llvm::SmallVector<const clang::MemberExpr *, 4>> Uses;
     llvm::DenseSet<const clang::IdentifierInfo *> DependentNames;
   };
+  /// Per outermost body (or a root outside any function): its calls, pre-order.
+  llvm::DenseMap<const clang::Stmt *, std::vector<CallSite>> CallSites;
+  const std::vector<CallSite> &callSitesOfBody(const clang::Stmt &Body);
   std::unique_ptr<MemberIndex> Members;
   llvm::DenseMap<const clang::Stmt *, const clang::Stmt *> LoopMemo;
   llvm::DenseMap<const clang::Stmt *, bool> OutsideAnalysedCode;

@@ -206,68 +206,57 @@ void UseClassifier::noteLogInterval(UseVerdict &V, const Stmt *S) {
   }
 }
 
+/// Whether \p Call (under \p Loop) runs in every iteration of Loop: not in a
+/// branch, a nested loop, a catch handler or the right side of && / || between
+/// them, and in the part of Loop that repeats (not a for's init, not a range-for's
+/// range).
+static bool runsEveryIteration(ASTContext &Ctx, const CallExpr *Call, const Stmt *Loop) {
+  const Stmt *Child = Call;
+  for (DynTypedNode Node = firstParent(Ctx, DynTypedNode::create(*Call));; Node = firstParent(Ctx, Node)) {
+    const Stmt *Parent = Node.get<Stmt>();
+    if (!Parent) {
+      if (Node.get<Decl>()) // a declaration's initialiser: on to its DeclStmt
+        continue;
+      return false;
+    }
+    if (Parent == Loop) {
+      if (const auto *For = dyn_cast<ForStmt>(Loop))
+        return Child == For->getCond() || Child == For->getInc() || Child == For->getBody();
+      if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop))
+        return Child == Range->getBody();
+      return true; // while, do: the condition and the body repeat
+    }
+    if (const auto *If = dyn_cast<IfStmt>(Parent); If && (Child == If->getThen() || Child == If->getElse()))
+      return false;
+    if (const auto *Switch = dyn_cast<SwitchStmt>(Parent); Switch && Child == Switch->getBody())
+      return false;
+    if (const auto *CO = dyn_cast<AbstractConditionalOperator>(Parent);
+        CO && (Child == CO->getTrueExpr() || Child == CO->getFalseExpr()))
+      return false;
+    if (const auto *BO = dyn_cast<BinaryOperator>(Parent); BO && BO->isLogicalOp() && Child == BO->getRHS())
+      return false;
+    if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt, CXXCatchStmt>(Parent))
+      return false;
+    Child = Parent;
+  }
+}
+
 llvm::ArrayRef<const CallExpr *> UseClassifier::waitsEveryIteration(const Stmt *Loop) {
   auto [It, Inserted] = LoopWaits.try_emplace(Loop);
   if (Inserted) {
     std::vector<const CallExpr *> Waits;
     DeviceOracle &Oracle = TU.oracle();
-    // Conditional: S runs in some iterations only (a branch, a nested loop's body,
-    // the right side of && / ||).
-    std::function<void(const Stmt *, bool)> Visit = [&](const Stmt *S, bool Conditional) {
-      if (!S || isa<LambdaExpr, BlockExpr>(S))
-        return;
-      if (const auto *Call = dyn_cast<CallExpr>(S); Call && !Conditional) {
-        // Every wait that stays counts, whatever the host does with the value
-        // (a value only logged waits as long as one that decides): a value read
-        // unless the fix of the check that reports it removes the read; an op
-        // that waits for its result's size when the host needs the result (a
-        // false one may be rewritten by its check: not counted).
-        std::optional<SyncCall> Sync = asSyncCall(Call);
-        if (Sync && Sync->Tensor && Oracle.tensorPlacement(Sync->Tensor) != Placement::Cpu &&
-            !isMarkedInsertedSync(Call, Ctx) && !TU.isOutsideAnalysedCode(Call) &&
-            (Sync->ReadsValue ? !TU.isRemovedByItsOwner(Call) : classify(Call).Kind == Dependency::True))
-          Waits.push_back(Call);
-      }
-      auto VisitChildren = [&](bool Cond) {
-        for (const Stmt *Child : S->children())
-          Visit(Child, Cond);
-      };
-      if (const auto *If = dyn_cast<IfStmt>(S)) {
-        Visit(If->getInit(), Conditional);
-        Visit(If->getConditionVariableDeclStmt(), Conditional);
-        Visit(If->getCond(), Conditional);
-        Visit(If->getThen(), true);
-        Visit(If->getElse(), true);
-      } else if (const auto *Switch = dyn_cast<SwitchStmt>(S)) {
-        Visit(Switch->getCond(), Conditional);
-        Visit(Switch->getBody(), true);
-      } else if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
-        Visit(CO->getCond(), Conditional);
-        Visit(CO->getTrueExpr(), true);
-        Visit(CO->getFalseExpr(), true);
-      } else if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isLogicalOp()) {
-        Visit(BO->getLHS(), Conditional);
-        Visit(BO->getRHS(), true);
-      } else if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S) && S != Loop) {
-        VisitChildren(true);
-      } else if (isa<CXXCatchStmt>(S)) {
-        VisitChildren(true); // runs only when something throws
-      } else {
-        VisitChildren(Conditional);
-      }
-    };
-    if (const auto *For = dyn_cast<ForStmt>(Loop)) {
-      Visit(For->getCond(), false);
-      Visit(For->getInc(), false);
-      Visit(For->getBody(), false);
-    } else if (const auto *While = dyn_cast<WhileStmt>(Loop)) {
-      Visit(While->getCond(), false);
-      Visit(While->getBody(), false);
-    } else if (const auto *Do = dyn_cast<DoStmt>(Loop)) {
-      Visit(Do->getCond(), false);
-      Visit(Do->getBody(), false);
-    } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop)) {
-      Visit(Range->getBody(), false);
+    for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*Loop)) {
+      // Every wait that stays counts, whatever the host does with the value
+      // (a value only logged waits as long as one that decides): a value read
+      // unless the fix of the check that reports it removes the read; an op
+      // that waits for its result's size when the host needs the result (a
+      // false one may be rewritten by its check: not counted).
+      const CallExpr *Call = Site.Call;
+      if (Site.Sync && !Site.InLambda && Site.Sync->Tensor && runsEveryIteration(Ctx, Call, Loop) &&
+          Oracle.tensorPlacement(Site.Sync->Tensor) != Placement::Cpu && !TU.isOutsideAnalysedCode(Call) &&
+          (Site.Sync->ReadsValue ? !TU.isRemovedByItsOwner(Call) : classify(Call).Kind == Dependency::True))
+        Waits.push_back(Call);
     }
     It->second = std::move(Waits); // nothing above inserts into LoopWaits
   }

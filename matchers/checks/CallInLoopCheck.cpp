@@ -34,23 +34,27 @@ struct CalleeSync {
 };
 } // namespace
 
-/// The syncs on may-be-GPU values under \p S (at most \p Limit), following calls
+/// The syncs on may-be-GPU values in \p Body (at most \p Limit), following calls
 /// into functions of this TU with their arguments' placements bound.
-static void findSyncs(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
+static void findSyncs(const Stmt *Body, TranslationUnitAnalysis &TU, DeviceOracle &Oracle,
                       llvm::function_ref<bool(Placement)> MayBeOnGpu,
                       llvm::function_ref<bool(const CallExpr *)> FixedElsewhere,
-                      std::vector<const FunctionDecl *> &Path, std::vector<CalleeSync> &Found,
-                      size_t Limit) {
-  if (!S || isa<LambdaExpr>(S) || Found.size() >= Limit)
+                      std::vector<const FunctionDecl *> &Path, std::vector<CalleeSync> &Found, size_t Limit) {
+  if (!Body)
     return;
-  if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    // The reads the tool inserted on purpose (one read after a loop, one
-    // coalesced copy) are not reported again through their callers.
-    bool Inserted = isOnInsertedSyncLine(Call->getExprLoc(), Ctx.getSourceManager()) ||
-                    isMarkedInsertedSync(Call, Ctx);
-    std::optional<SyncCall> Sync = Inserted ? std::nullopt : asSyncCall(Call);
+  ASTContext &Ctx = TU.context();
+  for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*Body)) {
+    if (Found.size() >= Limit)
+      return;
+    // A lambda's body runs when it is called; the reads the tool inserted on
+    // purpose (one read after a loop, one coalesced copy) are not reported
+    // again through their callers.
+    if (Site.InLambda || Site.Inserted)
+      continue;
+    const CallExpr *Call = Site.Call;
+    std::optional<SyncCall> Sync = Site.Sync;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
-        !Sync && !Inserted && MC && isBlockingCopyToHost(MC, Oracle, Ctx))
+        !Sync && MC && isBlockingCopyToHost(MC, Oracle, Ctx))
       Sync = SyncCall{"to(<CPU>)", MC->getImplicitObjectArgument(), /*ReadsValue=*/true};
     if (Sync) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
@@ -59,13 +63,11 @@ static void findSyncs(const Stmt *S, ASTContext &Ctx, DeviceOracle &Oracle,
     } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
                Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
       Path.push_back(Callee);
-      findSyncs(Callee->getBody(), Ctx, Oracle, MayBeOnGpu, FixedElsewhere, Path, Found, Limit);
+      findSyncs(Callee->getBody(), TU, Oracle, MayBeOnGpu, FixedElsewhere, Path, Found, Limit);
       Path.pop_back();
       Oracle.popCallBindings();
     }
   }
-  for (const Stmt *Child : S->children())
-    findSyncs(Child, Ctx, Oracle, MayBeOnGpu, FixedElsewhere, Path, Found, Limit);
 }
 
 void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
@@ -84,8 +86,9 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   // accumulated read) are cited last: citing one would change this finding after
   // `--fix` (one run must reach the fixed point).
   auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
-  findSyncs(Callee->getBody(), Ctx, Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
-            Path, Syncs, /*Limit=*/16);
+  findSyncs(
+      Callee->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
+      Path, Syncs, /*Limit=*/16);
   // The call is as necessary as the callee's most necessary wait: the first one
   // the host needs (a value that decides, a barrier), else the first one no other
   // fix removes, else the first one. Each value's use is classified where it is

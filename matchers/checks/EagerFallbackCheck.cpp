@@ -76,22 +76,13 @@ std::vector<const CallExpr *> EagerFallbackCheck::waitingSyncs(TranslationUnitAn
                                                                const CXXMemberCallExpr *ValueOr) {
   ASTContext &Ctx = TU.context();
   std::vector<const CallExpr *> Syncs;
-  std::function<void(const Stmt *)> Visit = [&](const Stmt *S) {
-    if (!S || isa<LambdaExpr>(S))
-      return; // a lambda's body runs when it is called
-    if (isOptionalValueOr(S) && S != ValueOr) {
-      Visit(cast<CXXMemberCallExpr>(S)->getImplicitObjectArgument()); // its own argument is its finding
-      return;
-    }
-    if (const auto *Call = dyn_cast<CallExpr>(S))
-      if (std::optional<SyncCall> Sync = asSyncCall(Call);
-          Sync && !isMarkedInsertedSync(Call, Ctx) &&
-          (!Sync->Tensor || mayBeOnGpu(TU.oracle().tensorPlacement(Sync->Tensor->IgnoreParenImpCasts()))))
-        Syncs.push_back(Call);
-    for (const Stmt *Child : S->children())
-      Visit(Child);
-  };
-  Visit(ValueOr->getArg(0));
+  for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*ValueOr->getArg(0)))
+    // A lambda's body runs when it is called; a nested value_or's argument is
+    // its own finding.
+    if (Site.Sync && !Site.InLambda && valueOrAround(Ctx, Site.Call) == ValueOr &&
+        (!Site.Sync->Tensor ||
+         mayBeOnGpu(TU.oracle().tensorPlacement(Site.Sync->Tensor->IgnoreParenImpCasts()))))
+      Syncs.push_back(Site.Call);
   return Syncs;
 }
 

@@ -26,25 +26,26 @@ void GraphCaptureCheck::registerMatchers(MatchFinder *Finder) {
       this);
 }
 
-/// Every sync call under S, following calls into functions defined in this TU.
-static void collectSyncs(const Stmt *S, std::vector<std::pair<const CallExpr *, const FunctionDecl *>> &Out,
-                         llvm::SmallPtrSetImpl<const FunctionDecl *> &Visited,
-                         const FunctionDecl *Via) {
+/// Every sync call under S, following calls into functions defined in this TU
+/// (and lambdas: inside a capture whatever runs is captured).
+static void collectSyncs(TranslationUnitAnalysis &TU, const Stmt *S,
+                         std::vector<std::pair<const CallExpr *, const FunctionDecl *>> &Out,
+                         llvm::SmallPtrSetImpl<const FunctionDecl *> &Visited, const FunctionDecl *Via) {
   if (!S)
     return;
-  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+  for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*S)) {
     // Inside a capture every tensor is on the capturing device: any catalog sync counts.
-    if (asSyncCall(Call))
-      Out.push_back({Call, Via});
-    else if (const FunctionDecl *Callee = Call->getDirectCallee())
+    if (Site.Sync) {
+      Out.push_back({Site.Call, Via});
+      continue;
+    }
+    if (const FunctionDecl *Callee = Site.Call->getDirectCallee())
       if (const FunctionDecl *Definition = Callee->getDefinition())
         if (!isInTorchNamespace(Definition) && Definition->getBody() &&
             !Definition->getASTContext().getSourceManager().isInSystemHeader(Definition->getLocation()) &&
             Visited.insert(Definition).second)
-          collectSyncs(Definition->getBody(), Out, Visited, Via ? Via : Definition);
+          collectSyncs(TU, Definition->getBody(), Out, Visited, Via ? Via : Definition);
   }
-  for (const Stmt *Child : S->children())
-    collectSyncs(Child, Out, Visited, Via);
 }
 
 void GraphCaptureCheck::check(const MatchFinder::MatchResult &Result) {
@@ -85,7 +86,7 @@ void GraphCaptureCheck::check(const MatchFinder::MatchResult &Result) {
     if (EndsCapture(S))
       break;
     std::vector<std::pair<const CallExpr *, const FunctionDecl *>> Syncs;
-    collectSyncs(S, Syncs, Visited, nullptr);
+    collectSyncs(analysis(Ctx), S, Syncs, Visited, nullptr);
     for (const auto &[Call, Via] : Syncs) {
       std::string Message =
           "`" + calleeName(Call).str() +

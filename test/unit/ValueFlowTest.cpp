@@ -451,4 +451,60 @@ TEST(ValueFlow, ElementKindFollowsTheDefinitionsThatReachTheRead) {
   EXPECT_EQ(P.kind(2), ElementKind::Unknown); // bool on one path, floating on the other
 }
 
+TEST(ValueFlow, AFieldsKindAndPinningFollowTheMethodsStores) {
+  // Before, a field's element kind was unknown and its pinning the join of
+  // every store of the program, wherever it was read.
+  Parsed P("struct S {\n"
+           "  S() : m_(torch::ones({2}) > 0), b_(torch::randn({2})) {}\n"
+           "  void indices() { m_ = torch::randint(8, {2}); probe(m_); }\n"
+           "  void fromEntry() { probe(m_); }\n"
+           "  void pinned() { b_ = torch::randn({2}).pin_memory(); probe(b_); }\n"
+           "  void anyPinning() { probe(b_); }\n"
+           "  torch::Tensor m_, b_;\n"
+           "};");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.kind(0), ElementKind::Integer);
+  EXPECT_EQ(P.kind(1), ElementKind::Unknown); // the constructor's mask or indices()'s indices
+  EXPECT_EQ(P.pinning(2), Pinning::Pinned);
+  EXPECT_EQ(P.pinning(3), Pinning::Unknown); // the constructor's pageable tensor or pinned()'s
+}
+
+TEST(ValueFlow, CallSitesAreClassifiedOnceAndAnsweredUnderAnyStatement) {
+  Parsed P("float f(torch::Tensor t) {\n"
+           "  float s = 0;\n"
+           "  for (int i = 0; i < 3; ++i) {\n"
+           "    s += t.item<float>();\n"
+           "    auto later = [&] { return t.cpu(); };\n"
+           "    probe(t);\n"
+           "  }\n"
+           "  return s + t.sum().item<float>() /* torch-syncfree: inserted sync */;\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  const Stmt *Body = nullptr;
+  for (const Decl *D : P.tu().context().getTranslationUnitDecl()->decls())
+    if (const auto *FD = dyn_cast<FunctionDecl>(D); FD && FD->getName() == "f" && FD->hasBody())
+      Body = FD->getBody();
+  ASSERT_NE(Body, nullptr);
+  const ForStmt *Loop = nullptr;
+  for (const Stmt *Child : Body->children())
+    if (!Loop)
+      Loop = dyn_cast<ForStmt>(Child);
+  ASSERT_NE(Loop, nullptr);
+  auto Syncs = [](const std::vector<TranslationUnitAnalysis::CallSite> &Sites, bool InLambda) {
+    std::vector<std::string> Names;
+    for (const auto &Site : Sites)
+      if (Site.Sync && Site.InLambda == InLambda)
+        Names.push_back(Site.Sync->Api.str());
+    return Names;
+  };
+  std::vector<TranslationUnitAnalysis::CallSite> InLoop = P.tu().callSitesUnder(*Loop);
+  EXPECT_EQ(Syncs(InLoop, false), std::vector<std::string>{"item"});
+  EXPECT_EQ(Syncs(InLoop, true), std::vector<std::string>{"cpu"});
+  // The whole body: the read after the loop is the tool's own (marked).
+  std::vector<TranslationUnitAnalysis::CallSite> InBody = P.tu().callSitesUnder(*Body);
+  EXPECT_EQ(Syncs(InBody, false), std::vector<std::string>{"item"});
+  EXPECT_EQ(Syncs(InBody, true), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(llvm::count_if(InBody, [](const auto &Site) { return Site.Inserted; }), 1);
+}
+
 } // namespace
