@@ -132,7 +132,9 @@ if _can_fill_a_disk():
     config.available_features.add("full-disk")
 else:
     lit_config.note("cannot mount a small tmpfs here (needs root): untrusted-full-disk.test is UNSUPPORTED")
-config.excludes = ["mock", "Inputs", "corpus", "blind", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "EngineTest.cpp", "ValueFlowTest.cpp", "CacheTest.cpp", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test; blind/: scored by hand (docs/corpus.md)
+config.excludes = ["mock", "Inputs", "corpus", "blind", "conflict", "examples", "lit.cfg.py", "check_torch_sync.py", "expect_exit.py", "Output", "CMakeLists.txt"]  # corpus/: scored by real/corpus.test; blind/: scored by hand (docs/corpus.md)
+# The gtest sources of test/unit/ (run by unit/engine.test and unit/tool.test).
+config.excludes += [f for f in os.listdir(os.path.join(os.path.dirname(__file__), "unit")) if f.endswith("Test.cpp")]
 if "tsan" not in config.available_features:
     config.excludes.append("tsan")  # run by the TSan leg only
 config.test_source_root = os.path.dirname(__file__)

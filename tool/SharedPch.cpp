@@ -10,6 +10,8 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Lex/DependencyDirectivesScanner.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringExtras.h"
@@ -29,90 +31,81 @@ namespace path = llvm::sys::path;
 
 namespace torch_syncfree {
 
-// A hand-written scan: clang's raw lexer does not lex header names outside a
-// preprocessor directive, and only this narrow shape qualifies anyway.
+/// Whether Text holds only blanks and comments (clang's raw lexer finds no token).
+static bool onlyBlanksAndComments(StringRef Text) {
+  std::string Copy = Text.str(); // the lexer reads up to a terminating NUL
+  LangOptions Lang;
+  Lang.CPlusPlus = Lang.CPlusPlus17 = Lang.LineComment = true;
+  Lexer Raw(SourceLocation(), Lang, Copy.data(), Copy.data(), Copy.data() + Copy.size());
+  Token First;
+  Raw.LexFromRawLexer(First);
+  return First.is(tok::eof);
+}
+
 /// The leading #include block of Text (a main file, or with InHeader a project
-/// header it includes first), appended to Block. A quoted include is followed
-/// into the file clang would open: beside its includer, else in the -iquote,
-/// then the -I directories (\p QuoteDirs, in order); its own leading block continues the
-/// PCH's (the common layout: `model.cpp` includes "model.h" first, which
-/// includes <torch/torch.h>); the block ends there, since what follows is the
-/// project's own code. In a header, `#pragma once` or an include guard
-/// (`#ifndef X` + `#define X`) may come first: a guard macro is the only
-/// definition before the shared headers, and no library tests a project's
-/// guard name. Returns false when Text holds nothing to share.
+/// header it includes first), appended to Block. The directives and their
+/// offsets are clang's dependency-directives scanner's; it drops the code
+/// between directives, so the raw lexer says whether anything but blanks and
+/// comments lies between two of them (the block ends there). A quoted include
+/// is followed into the file clang would open: beside its includer, else in
+/// the -iquote, then the -I directories (\p QuoteDirs, in order); its own
+/// leading block continues the PCH's (the common layout: `model.cpp` includes
+/// "model.h" first, which includes <torch/torch.h>); the block ends there,
+/// since what follows is the project's own code. In a header, `#pragma once`
+/// or an include guard (`#ifndef X` + `#define X`) may come first: a guard
+/// macro is the only definition before the shared headers, and no library
+/// tests a project's guard name.
 static void appendLeadingIncludes(StringRef Text, StringRef FileDir, ArrayRef<std::string> QuoteDirs,
                                   bool InHeader, unsigned Depth, std::string &Block) {
-  size_t I = 0, N = Text.size();
-  auto SkipBlank = [&](bool Newlines) {
-    while (I < N) {
-      if (Text[I] == ' ' || Text[I] == '\t' || Text[I] == '\r' || (Newlines && Text[I] == '\n'))
-        ++I;
-      else if (Text.substr(I).starts_with("//"))
-        I = std::min(Text.find('\n', I), N);
-      else if (Text.substr(I).starts_with("/*")) {
-        size_t End = Text.find("*/", I + 2);
-        if (End == StringRef::npos || (!Newlines && Text.substr(I, End - I).contains('\n')))
-          return false;
-        I = End + 2;
-      } else
-        break;
-    }
-    return true;
+  using namespace clang::dependency_directives_scan;
+  SmallVector<dependency_directives_scan::Token, 64> Tokens;
+  SmallVector<Directive, 16> Directives;
+  if (scanSourceForDependencyDirectives(Text, Tokens, Directives))
+    return; // the scanner could not read it: nothing to share
+  // A directive's tokens without its end-of-directive token, and where it ends.
+  auto Spelled = [](const Directive &D) {
+    ArrayRef<dependency_directives_scan::Token> T = D.Tokens;
+    while (!T.empty() && T.back().is(tok::eod))
+      T = T.drop_back();
+    return T;
   };
-  // One directive's name and the rest of its line (I after the line).
-  auto Directive = [&](StringRef &Name, StringRef &Rest) {
-    if (!SkipBlank(true) || I >= N || Text[I] != '#')
-      return false;
-    ++I;
-    SkipBlank(false);
-    size_t NameEnd = I;
-    while (NameEnd < N && llvm::isAlpha(Text[NameEnd]))
-      ++NameEnd;
-    Name = Text.slice(I, NameEnd);
-    size_t LineEnd = std::min(Text.find('\n', NameEnd), N);
-    Rest = Text.slice(NameEnd, LineEnd).trim();
-    I = LineEnd;
-    return true;
+  auto EndOf = [&](const Directive &D) {
+    ArrayRef<dependency_directives_scan::Token> T = Spelled(D);
+    return T.empty() ? 0u : T.back().getEnd();
   };
-  if (InHeader) {
-    size_t Saved = I;
-    StringRef Name, Rest;
-    if (Directive(Name, Rest) && Name == "pragma" && Rest == "once") {
-      // done
-    } else if (I = Saved; Directive(Name, Rest) && Name == "ifndef" && !Rest.empty() &&
-                          Rest.find_first_of(" \t/") == StringRef::npos) {
-      StringRef Guard = Rest, DefineName, DefineRest;
-      if (!Directive(DefineName, DefineRest) || DefineName != "define" || DefineRest != Guard)
+  auto Word = [&](const dependency_directives_scan::Token &T) { return Text.substr(T.Offset, T.Length); };
+  size_t Next = 0, ReadUpTo = 0;
+  // Directive Next follows what was read with only blanks and comments between.
+  auto Adjacent = [&]() {
+    return Next < Directives.size() && !Spelled(Directives[Next]).empty() &&
+           onlyBlanksAndComments(Text.slice(ReadUpTo, Spelled(Directives[Next]).front().Offset));
+  };
+  if (InHeader && Adjacent()) {
+    const Directive &First = Directives[Next];
+    if (First.Kind == pp_pragma_once) {
+      ReadUpTo = EndOf(First), ++Next;
+    } else if (First.Kind == pp_ifndef && Spelled(First).size() == 3) {
+      StringRef Guard = Word(Spelled(First)[2]);
+      ReadUpTo = EndOf(First), ++Next;
+      if (!Adjacent() || Directives[Next].Kind != pp_define || Spelled(Directives[Next]).size() != 3 ||
+          Word(Spelled(Directives[Next])[2]) != Guard)
         return;
-    } else {
-      I = Saved;
+      ReadUpTo = EndOf(Directives[Next]), ++Next;
     }
   }
-  while (true) {
-    if (!SkipBlank(true) || I >= N || Text[I] != '#')
+  for (; Adjacent() && Directives[Next].Kind == pp_include; ReadUpTo = EndOf(Directives[Next]), ++Next) {
+    // `# include <name>` or `"name"`, and nothing after it on the line.
+    ArrayRef<dependency_directives_scan::Token> T = Spelled(Directives[Next]);
+    if (T.size() < 3)
       break;
-    size_t Start = I++;
-    SkipBlank(false);
-    if (!Text.substr(I).starts_with("include") || I + 7 >= N)
+    StringRef Written = Text.slice(T[1].getEnd(), T.back().getEnd()).trim();
+    if (Written.size() < 2 ||
+        !((Written.front() == '<' && Written.back() == '>') ||
+          (Written.front() == '"' && Written.back() == '"')) ||
+        Written.drop_front().drop_back().find_first_of("<>\"\n") != StringRef::npos)
       break;
-    I += 7;
-    SkipBlank(false);
-    if (I >= N || (Text[I] != '<' && Text[I] != '"'))
-      break;
-    char CloseChar = Text[I] == '<' ? '>' : '"';
-    size_t Close = Text.find(CloseChar, I + 1);
-    size_t LineEnd = std::min(Text.find('\n', I), N);
-    if (Close == StringRef::npos || Close > LineEnd)
-      break;
-    StringRef Name = Text.slice(I + 1, Close);
-    I = Close + 1;
-    // Only blanks or a comment may follow on the line.
-    if (!SkipBlank(false) || (I < N && Text[I] != '\n')) {
-      I = Start;
-      break;
-    }
-    if (CloseChar == '"') {
+    StringRef Name = Written.drop_front().drop_back();
+    if (Written.front() == '"') {
       // A project header (beside its includer, or on the quote and -I search
       // path): its own leading block, then stop.
       SmallString<256> Header;
