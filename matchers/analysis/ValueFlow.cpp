@@ -373,16 +373,18 @@ bool FunctionValueFlow::invariantIn(const DeclRefExpr *Read, const Stmt *Loop) c
   std::optional<ReachingDefinitions> At = reachingAt(Read->getDecl(), Read);
   if (!At)
     return false;
+  // Through declarations too: `auto y = (x = f());` defines x inside y's initialiser.
   auto Inside = [&](const Stmt *S) {
-    while (S) {
-      if (S == Loop)
+    for (DynTypedNode Node = DynTypedNode::create(*S); !Node.getNodeKind().isNone();
+         Node = firstParent(Ctx, Node))
+      if (Node.get<Stmt>() == Loop)
         return true;
-      DynTypedNodeList Parents = Ctx.getParents(*S);
-      S = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
-    }
     return false;
   };
-  return llvm::none_of(At->Definitions, [&](unsigned I) { return Inside(Definitions[I].Site); });
+  // An alias may write the variable anywhere, the loop included.
+  return llvm::none_of(At->Definitions, [&](unsigned I) {
+    return Definitions[I].How == ValueDefinition::Kind::Aliased || Inside(Definitions[I].Site);
+  });
 }
 
 } // namespace torch_syncfree

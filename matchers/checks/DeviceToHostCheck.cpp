@@ -2,6 +2,7 @@
 #include "ApiFacts.h"
 #include "CopyCalls.h"
 #include "TorchApi.h"
+#include "fixes/HoistInvariantCopy.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 
@@ -83,6 +84,28 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
                  ? "do the work on the device, or copy after the step or at a log interval"
                  : "copy once, later: into pinned memory with `non_blocking=true` and one "
                    "synchronization before the host reads it";
+  // A copy of a tensor the loop does not change, made every iteration: one
+  // copy before the loop reads the same values (issue 41). It removes a
+  // transfer, a host allocation and a wait per iteration, a gain even while
+  // other waits stay (the no-gain rule does not hold it back).
+  if (F.Use.Kind != Dependency::Intentional)
+    if (std::optional<InvariantCopy> Hoist = invariantHostCopy(analysis(Ctx), Call)) {
+      F.Remedy = "`" + Hoist->Tensor + "` does not change in the loop at line " +
+                 std::to_string(Hoist->LoopLine) +
+                 ": copy it once before the loop (one wait per call instead of one per iteration)";
+      if (!Hoist->NotProven.empty() || !fixesEnabled()) {
+        if (!Hoist->NotProven.empty())
+          F.Remedy += "; no fix: " + Hoist->NotProven + " (the rewrite: move `" + Hoist->Declaration +
+                      "` before the loop)";
+        report(Call->getExprLoc(), F);
+        return;
+      }
+      auto Fixes = fixItsFor(Hoist->Edits, Result);
+      if (!Fixes)
+        F.Remedy += "; no fix: the loop is written in a macro";
+      report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+      return;
+    }
   report(Call->getExprLoc(), F);
 }
 

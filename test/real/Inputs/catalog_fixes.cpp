@@ -132,3 +132,18 @@ int64_t cap_or_longest(c10::optional<int64_t> cap, const torch::Tensor &lengths)
   // CHECK-FIXES: int64_t n = cap.has_value() ? *cap : lengths.max().item<int64_t>() /* torch-syncfree: read only when empty */;
   return n;
 }
+
+// Issue 41: a host copy of a tensor the loop does not change moves before the
+// loop; the moved declaration compiles on both versions.
+int64_t total_length(const torch::Tensor &lengths, int64_t steps) {
+  int64_t total = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    auto host = lengths.cpu();
+    // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: `cpu()` on a tensor that may be on the GPU {{.*}}`lengths` does not change in the loop at line [[@LINE-2]]: copy it once before the loop (one wait per call instead of one per iteration) [torch-sync-device-to-host]
+    total += host.data_ptr<int64_t>()[t];
+  }
+  return total;
+}
+// CHECK-FIXES: auto host = lengths.cpu() /* torch-syncfree: copied once before the loop */;
+// CHECK-FIXES-NEXT: for (int64_t t = 0; t < steps; ++t) {
+// CHECK-FIXES: total += host.data_ptr<int64_t>()[t];
