@@ -1,6 +1,7 @@
 #include "ItemCheck.h"
 #include "CatalogChecks.h"
 #include "TorchApi.h"
+#include "fixes/HoistInvariantCopy.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 
@@ -52,6 +53,35 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
                    "step or at a log interval"
                  : "if the host must decide, decide on the device instead (`torch::where`, "
                    "masks) or read the value less often";
+  // Element reads of a tensor the loop does not change: one copy before the
+  // loop serves them all (issue 41). It removes a wait per read, a gain even
+  // while other waits stay (the no-gain rule does not hold it back).
+  if (Use.Kind != Dependency::Intentional)
+    if (std::optional<InvariantElementReads> Hoist =
+            invariantElementReads(analysis(Ctx), Call, [&](const CallExpr *Read) {
+              return !isMarkedInsertedSync(Read, Ctx) && (!syncSiteKindOf(Read) || ownsSite(Ctx, Read));
+            })) {
+      size_t Reads = Hoist->Reads.size();
+      F.Remedy =
+          "`" + Hoist->Tensor + "` does not change in the loop at line " + std::to_string(Hoist->LoopLine) +
+          ": copy it to the host once before the loop and read its elements there (one wait per call "
+          "instead of one per read, " +
+          (Reads == 1 ? std::string("one read") : std::to_string(Reads) + " reads") + " per iteration)";
+      std::string Rewrite = "`auto " + Hoist->HostName + " = " + Hoist->Tensor +
+                            ".cpu();` before the loop, `" + Hoist->HostName + "[...]` for " +
+                            (Reads == 1 ? "the read" : "each read");
+      if (Hoist->Reads.front() != Call) {
+        F.Remedy += "; the fix is on the read at line " + std::to_string(Hoist->FirstLine);
+      } else if (!Hoist->NotProven.empty()) {
+        F.Remedy += "; no fix: " + Hoist->NotProven + " (the rewrite: " + Rewrite + ")";
+      } else if (fixesEnabled()) {
+        auto Fixes = fixItsFor(Hoist->Edits, Result);
+        if (!Fixes)
+          F.Remedy += "; no fix: a read is written in a macro (the rewrite: " + Rewrite + ")";
+        report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+        return;
+      }
+    }
   report(Call->getExprLoc(), F);
 }
 

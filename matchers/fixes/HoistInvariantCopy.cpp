@@ -11,6 +11,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
+#include <variant>
 
 using namespace clang;
 using namespace clang::transformer;
@@ -47,12 +48,14 @@ bool mayShareInput(llvm::StringRef Name) {
          isInPlaceName(Name);
 }
 
-/// Whether D is declared in namespace std, through its classes and inline
-/// namespaces (`std::__cxx11::basic_string<..>::append`).
+/// Whether D is declared in namespace std (or libstdc++'s __gnu_cxx, its
+/// iterators), through its classes and inline namespaces
+/// (`std::__cxx11::basic_string<..>::append`).
 bool isInStd(const Decl *D) {
   for (const DeclContext *DC = D ? D->getDeclContext() : nullptr; DC; DC = DC->getParent())
     if (const auto *NS = dyn_cast<NamespaceDecl>(DC);
-        NS && NS->getName() == "std" && NS->getParent()->getRedeclContext()->isTranslationUnit())
+        NS && (NS->getName() == "std" || NS->getName() == "__gnu_cxx") &&
+        NS->getParent()->getRedeclContext()->isTranslationUnit())
       return true;
   return false;
 }
@@ -75,8 +78,20 @@ bool dataPointerOnlyRead(ASTContext &Ctx, const CallExpr *DataPtr) {
 /// The question "may this write the copied tensor's memory", for one loop.
 class LoopWrites {
 public:
-  LoopWrites(TranslationUnitAnalysis &TU, const Stmt *Loop, const VarDecl *Host)
-      : TU(TU), Ctx(TU.context()), Loop(Loop), Host(Host) {}
+  /// \p Copied: the variable whose memory must stay as it is; \p Host: the
+  /// host copy (nullptr: none declared yet).
+  LoopWrites(TranslationUnitAnalysis &TU, const Stmt *Loop, const VarDecl *Copied, const VarDecl *Host)
+      : TU(TU), Ctx(TU.context()), Loop(Loop), Copied(Copied), Host(Host) {
+    // A parameter's memory is the caller's, and a local that only ever holds
+    // new allocations owns its own: a tensor this function allocates is none of
+    // them. A local that may be a view of another is not known to be apart.
+    const auto *Flow = flowOf(Copied);
+    CopiedOwnsMemory = isa<ParmVarDecl>(Copied) ||
+                       (Flow && llvm::all_of(Flow->definitions(), [&](const ValueDefinition &Definition) {
+                          return Definition.Variable != Copied ||
+                                 (!Definition.isOpaque() && newAllocation(Definition.Value));
+                        }));
+  }
 
   /// Why something in the loop may write a tensor made outside it; empty when nothing can.
   std::string firstWrite() {
@@ -87,18 +102,37 @@ public:
   }
 
 private:
-  /// A tensor made in the loop (a new allocation each iteration, or a view of
-  /// one), or the host copy itself: writing it cannot reach the copied tensor.
-  bool madeInLoop(const VarDecl *VD, unsigned Depth = 0) {
-    if (!VD || Depth > 8)
+  const FunctionValueFlow *flowOf(const VarDecl *VD) {
+    const auto *Parent = VD ? firstParent(Ctx, DynTypedNode::create(*VD)).get<Stmt>() : nullptr;
+    const FunctionDecl *FD = Parent ? enclosingFunction(Ctx, Parent) : enclosingFunction(Ctx, Loop);
+    return FD ? TU.valueFlow(FD) : nullptr;
+  }
+
+  /// A new tensor: a LibTorch op that allocates its result (not a view, not
+  /// an op that may return its input), or arithmetic on tensors.
+  static bool newAllocation(const Expr *Value) {
+    Value = ignoreWrappers(Value);
+    if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Value))
+      return isInTorchNamespace(Op->getDirectCallee()) && !Op->isAssignmentOp() &&
+             Op->getOperator() != OO_Subscript;
+    const auto *Call = dyn_cast_or_null<CallExpr>(Value);
+    return Call && isInTorchNamespace(Call->getDirectCallee()) && isTensorType(Call->getType()) &&
+           !mayShareInput(calleeName(Call));
+  }
+
+  /// A tensor this function makes apart from the copied one: made in the loop
+  /// (a new allocation each iteration, or a view of one), or anywhere in the
+  /// function when the copied tensor owns its memory; or the host copy itself.
+  bool madeApart(const VarDecl *VD, unsigned Depth = 0) {
+    if (!VD || Depth > 8 || VD == Copied)
       return false;
     if (VD == Host)
       return true;
     const auto *Parent = dyn_cast_or_null<DeclStmt>(firstParent(Ctx, DynTypedNode::create(*VD)).get<Stmt>());
-    if (!Parent || isa<ParmVarDecl>(VD) || VD->getType()->isReferenceType() || !isUnder(Ctx, Parent, Loop))
+    if (!Parent || isa<ParmVarDecl>(VD) || VD->getType()->isReferenceType() ||
+        (!CopiedOwnsMemory && !isUnder(Ctx, Parent, Loop)))
       return false;
-    const FunctionDecl *FD = enclosingFunction(Ctx, Parent);
-    const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
+    const FunctionValueFlow *Flow = flowOf(VD);
     if (!Flow)
       return false;
     for (const ValueDefinition &Definition : Flow->definitions())
@@ -107,25 +141,20 @@ private:
     return true;
   }
 
-  /// Whether Value is a tensor made in this iteration.
+  /// Whether Value is a tensor made apart from the copied one.
   bool fresh(const Expr *Value, unsigned Depth) {
     Value = ignoreWrappers(Value);
     if (!Value)
       return true; // `torch::Tensor t;`: undefined until assigned
     if (const VarDecl *Root = rootVariable(Value); Root && viewBase(Value))
-      return madeInLoop(Root, Depth + 1);
+      return madeApart(Root, Depth + 1);
     if (const auto *Ref = dyn_cast<DeclRefExpr>(Value))
-      return madeInLoop(dyn_cast<VarDecl>(Ref->getDecl()), Depth + 1);
-    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Value))
-      return isInTorchNamespace(Op->getDirectCallee()) && !Op->isAssignmentOp();
-    const auto *Call = dyn_cast<CallExpr>(Value);
-    if (!Call || !isInTorchNamespace(Call->getDirectCallee()) || !isTensorType(Call->getType()))
-      return false;
-    return !mayShareInput(calleeName(Call));
+      return madeApart(dyn_cast<VarDecl>(Ref->getDecl()), Depth + 1);
+    return newAllocation(Value);
   }
 
   /// Whether the tensor E writes to cannot be the copied one.
-  bool writesOnlyLoopTensors(const Expr *E) { return madeInLoop(rootVariable(E)); }
+  bool writesOnlyLoopTensors(const Expr *E) { return madeApart(rootVariable(E)); }
 
   std::string writeBy(const CallExpr *Call) {
     const FunctionDecl *Callee = Call->getDirectCallee();
@@ -198,7 +227,9 @@ private:
   TranslationUnitAnalysis &TU;
   ASTContext &Ctx;
   const Stmt *Loop;
+  const VarDecl *Copied;
   const VarDecl *Host;
+  bool CopiedOwnsMemory = false;
 };
 
 /// Why the host copy may be written in the loop (its next iteration would then
@@ -264,6 +295,59 @@ bool nameTakenAround(ASTContext &Ctx, const Stmt *Block, const VarDecl *Host) {
   return false;
 }
 
+/// The body of a for/while/do/range-for loop.
+const Stmt *loopBody(const Stmt *Loop) {
+  if (const auto *For = dyn_cast<ForStmt>(Loop))
+    return For->getBody();
+  if (const auto *While = dyn_cast<WhileStmt>(Loop))
+    return While->getBody();
+  if (const auto *Do = dyn_cast<DoStmt>(Loop))
+    return Do->getBody();
+  if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop))
+    return Range->getBody();
+  return nullptr;
+}
+
+/// The start of Loc's line, and whether only blanks precede Loc on it.
+std::pair<SourceLocation, bool> lineStart(const SourceManager &SM, SourceLocation Loc) {
+  std::pair<FileID, unsigned> At = SM.getDecomposedLoc(Loc);
+  StringRef Buffer = SM.getBufferData(At.first);
+  size_t Start = Buffer.rfind('\n', At.second == 0 ? 0 : At.second - 1);
+  Start = Start == StringRef::npos ? 0 : Start + 1;
+  bool Blank = Buffer.slice(Start, At.second).find_first_not_of(" \t") == StringRef::npos;
+  return {Loc.getLocWithOffset(-static_cast<int>(At.second - Start)), Blank};
+}
+
+/// The edit that inserts \p Line (no newline) on a line of its own before the
+/// loop, at its indentation; or why it cannot.
+std::variant<ASTEdit, std::string> lineBeforeLoop(ASTContext &Ctx, const Stmt *Loop,
+                                                  const std::string &Line) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!firstParent(Ctx, DynTypedNode::create(*Loop)).get<CompoundStmt>())
+    return std::string("the loop is not a statement of a block");
+  if (Loop->getBeginLoc().isMacroID())
+    return std::string("the loop is written in a macro");
+  auto [Start, Alone] = lineStart(SM, Loop->getBeginLoc());
+  if (!Alone)
+    return std::string("the loop shares its line with other code");
+  std::string Indent = Lexer::getIndentationForLine(Loop->getBeginLoc(), SM).str();
+  return insertBefore(
+      [Start = Start](const ast_matchers::MatchFinder::MatchResult &) -> llvm::Expected<CharSourceRange> {
+        return CharSourceRange::getCharRange(Start, Start);
+      },
+      cat(Indent + Line + "\n"));
+}
+
+/// Whether Name is declared or named anywhere in Root.
+bool nameUsedIn(ASTContext &Ctx, const Stmt *Root, llvm::StringRef Name) {
+  using namespace clang::ast_matchers;
+  auto Named = namedDecl(hasName(Name));
+  return !match(stmt(anyOf(hasDescendant(declRefExpr(to(Named))), hasDescendant(memberExpr(member(Named))),
+                           hasDescendant(varDecl(hasName(Name))))),
+                *Root, Ctx)
+              .empty();
+}
+
 } // namespace
 
 std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU, const CXXMemberCallExpr *Copy) {
@@ -277,15 +361,7 @@ std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU, cons
   // `auto host = x.cpu();`, alone in its declaration, directly in the loop's body.
   const auto *Declaration =
       dyn_cast_or_null<DeclStmt>(firstParent(Ctx, DynTypedNode::create(*Host)).get<Stmt>());
-  const Stmt *Body = nullptr;
-  if (const auto *For = dyn_cast<ForStmt>(Loop))
-    Body = For->getBody();
-  else if (const auto *While = dyn_cast<WhileStmt>(Loop))
-    Body = While->getBody();
-  else if (const auto *Do = dyn_cast<DoStmt>(Loop))
-    Body = Do->getBody();
-  else if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop))
-    Body = Range->getBody();
+  const Stmt *Body = loopBody(Loop);
   const auto *Block = dyn_cast_or_null<CompoundStmt>(Body);
   if (!Declaration || !Declaration->isSingleDecl() || !Block ||
       !llvm::is_contained(Block->body(), Declaration))
@@ -307,7 +383,7 @@ std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU, cons
     Found.Declaration = "the declaration of `" + Found.Variable + "`";
 
   const auto *LoopParent = firstParent(Ctx, DynTypedNode::create(*Loop)).get<CompoundStmt>();
-  Found.NotProven = LoopWrites(TU, Loop, Host).firstWrite();
+  Found.NotProven = LoopWrites(TU, Loop, cast<VarDecl>(Copied->getDecl()), Host).firstWrite();
   if (!Found.NotProven.empty())
     Found.NotProven = "the loop may change `" + Found.Tensor + "`: " + Found.NotProven;
   else if (std::string Written = hostWrittenInLoop(TU, Host, Block); !Written.empty())
@@ -326,42 +402,99 @@ std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU, cons
   // The edits: the declaration's lines leave the loop and go, marked as the
   // tool's one copy, before it at the loop's indentation.
   SourceLocation DeclBegin = Declaration->getBeginLoc(), DeclEnd = Declaration->getEndLoc();
-  SourceLocation LoopBegin = Loop->getBeginLoc();
-  if (DeclBegin.isMacroID() || DeclEnd.isMacroID() || LoopBegin.isMacroID() || Copy->getEndLoc().isMacroID())
+  if (DeclBegin.isMacroID() || DeclEnd.isMacroID() || Copy->getEndLoc().isMacroID())
     return Unproven("the loop is written in a macro");
-  auto LineStart = [&](SourceLocation Loc) {
-    std::pair<FileID, unsigned> At = SM.getDecomposedLoc(Loc);
-    StringRef Buffer = SM.getBufferData(At.first);
-    size_t Start = Buffer.rfind('\n', At.second == 0 ? 0 : At.second - 1);
-    Start = Start == StringRef::npos ? 0 : Start + 1;
-    bool Blank = Buffer.slice(Start, At.second).find_first_not_of(" \t") == StringRef::npos;
-    return std::make_pair(Loc.getLocWithOffset(-static_cast<int>(At.second - Start)), Blank);
-  };
-  auto [DeclLine, DeclAlone] = LineStart(DeclBegin);
-  auto [LoopLineStart, LoopAlone] = LineStart(LoopBegin);
+  auto [DeclLine, DeclAlone] = lineStart(SM, DeclBegin);
   SourceLocation AfterDecl = Lexer::getLocForEndOfToken(DeclEnd, 0, SM, LO);
   std::pair<FileID, unsigned> After = SM.getDecomposedLoc(AfterDecl);
   StringRef Buffer = SM.getBufferData(After.first);
   size_t LineEnd = Buffer.find('\n', After.second);
   bool RestBlank = LineEnd != StringRef::npos &&
                    Buffer.slice(After.second, LineEnd).find_first_not_of(" \t\r") == StringRef::npos;
-  if (!DeclAlone || !RestBlank || !LoopAlone)
-    return Unproven("the declaration or the loop shares its line with other code");
+  if (!DeclAlone || !RestBlank)
+    return Unproven("the declaration shares its line with other code");
   // The moved text, with the marker after the copy.
   SourceLocation CopyEnd = Lexer::getLocForEndOfToken(Copy->getEndLoc(), 0, SM, LO);
   std::string Before = Lexer::getSourceText(CharSourceRange::getCharRange(DeclBegin, CopyEnd), SM, LO).str();
   std::string Rest = Lexer::getSourceText(CharSourceRange::getCharRange(CopyEnd, AfterDecl), SM, LO).str();
   if (Before.empty() || Rest.empty())
     return Unproven("the declaration is not spelled in one file");
-  std::string Indent = Lexer::getIndentationForLine(LoopBegin, SM).str();
+  auto Insert = lineBeforeLoop(Ctx, Loop, Before + insertedSyncMarker("copied once before the loop") + Rest);
+  if (const auto *Why = std::get_if<std::string>(&Insert))
+    return Unproven(*Why);
+  // From the newline before the declaration's line to its end: a range that
+  // ended at the next line's first column would be extended over its first
+  // character when made a file range.
   Found.Edits.push_back(remove(charRange(CharSourceRange::getCharRange(
-      DeclLine, AfterDecl.getLocWithOffset(static_cast<int>(LineEnd - After.second) + 1)))));
-  Found.Edits.push_back(insertBefore(
-      [LoopLineStart =
-           LoopLineStart](const ast_matchers::MatchFinder::MatchResult &) -> llvm::Expected<CharSourceRange> {
-        return CharSourceRange::getCharRange(LoopLineStart, LoopLineStart);
-      },
-      cat(Indent + Before + insertedSyncMarker("copied once before the loop") + Rest + "\n")));
+      DeclLine.getLocWithOffset(-1), AfterDecl.getLocWithOffset(static_cast<int>(LineEnd - After.second))))));
+  Found.Edits.push_back(std::get<ASTEdit>(Insert));
+  return Found;
+}
+
+std::optional<InvariantElementReads>
+invariantElementReads(TranslationUnitAnalysis &TU, const CallExpr *Item,
+                      llvm::function_ref<bool(const CallExpr *)> Includes) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  // `x[i].item<T>()`, x a variable, i a host integer.
+  auto Element = [](const CallExpr *Read) -> const DeclRefExpr * {
+    const auto *Member = dyn_cast<CXXMemberCallExpr>(Read);
+    if (!Member || calleeName(Member) != "item")
+      return nullptr;
+    const auto *Subscript =
+        dyn_cast_or_null<CXXOperatorCallExpr>(ignoreWrappers(Member->getImplicitObjectArgument()));
+    if (!Subscript || Subscript->getOperator() != OO_Subscript || Subscript->getNumArgs() != 2 ||
+        !Subscript->getArg(1)->IgnoreImpCasts()->getType()->isIntegralOrEnumerationType())
+      return nullptr;
+    const auto *Tensor = dyn_cast<DeclRefExpr>(ignoreWrappers(Subscript->getArg(0)));
+    return Tensor && isa<VarDecl>(Tensor->getDecl()) && isTensorType(Tensor->getType()) ? Tensor : nullptr;
+  };
+  const DeclRefExpr *Tensor = Element(Item);
+  const Stmt *Loop = TU.enclosingLoop(Item);
+  const FunctionDecl *FD = Loop ? enclosingFunction(Ctx, Loop) : nullptr;
+  const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
+  if (!Tensor || !Flow || !Flow->invariantIn(Tensor, Loop))
+    return std::nullopt;
+  InvariantElementReads Found;
+  Found.Tensor = Tensor->getDecl()->getNameAsString();
+  Found.HostName = Found.Tensor + "_host";
+  Found.Loop = Loop;
+  Found.LoopLine = SM.getExpansionLineNumber(Loop->getBeginLoc());
+  // Every element read of the same variable in the loop (outside lambdas),
+  // each seeing the same definition.
+  std::vector<const DeclRefExpr *> Reads;
+  for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*Loop))
+    if (const DeclRefExpr *Read = Site.InLambda ? nullptr : Element(Site.Call);
+        Read && Read->getDecl() == Tensor->getDecl() && Flow->invariantIn(Read, Loop) &&
+        Includes(Site.Call)) {
+      Reads.push_back(Read);
+      Found.Reads.push_back(Site.Call);
+    }
+  if (Found.Reads.empty() || !llvm::is_contained(Found.Reads, Item))
+    return std::nullopt;
+  Found.FirstLine = SM.getExpansionLineNumber(Found.Reads.front()->getExprLoc());
+  if (Found.Reads.front() != Item)
+    return Found; // the first read's fix carries the copy and every read
+  Found.NotProven = LoopWrites(TU, Loop, cast<VarDecl>(Tensor->getDecl()), nullptr).firstWrite();
+  if (!Found.NotProven.empty()) {
+    Found.NotProven = "the loop may change `" + Found.Tensor + "`: " + Found.NotProven;
+    return Found;
+  }
+  if (nameUsedIn(Ctx, FD->getBody(), Found.HostName) || !TU.claimName(FD, Found.HostName)) {
+    Found.NotProven = "`" + Found.HostName + "` is already a name in the function";
+    return Found;
+  }
+  auto Insert = lineBeforeLoop(Ctx, Loop,
+                               "auto " + Found.HostName + " = " + Found.Tensor + ".cpu()" +
+                                   insertedSyncMarker("copied once before the loop") + ";");
+  if (const auto *Why = std::get_if<std::string>(&Insert)) {
+    Found.NotProven = *Why;
+    return Found;
+  }
+  Found.Edits.push_back(std::get<ASTEdit>(Insert));
+  for (const DeclRefExpr *Read : Reads)
+    Found.Edits.push_back(
+        changeTo(charRange(CharSourceRange::getTokenRange(Read->getSourceRange())), cat(Found.HostName)));
   return Found;
 }
 

@@ -45,6 +45,35 @@ struct InvariantCopy {
 std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU,
                                                const clang::CXXMemberCallExpr *Copy);
 
+/// Element reads of a tensor the loop does not change (`offsets[i].item<int64_t>()`,
+/// `offsets[i + 1].item<int64_t>()` every iteration): one copy of the tensor
+/// before the loop and reads of the host copy's elements give the same values
+/// with one wait per call.
+struct InvariantElementReads {
+  std::string Tensor;   ///< `offsets`
+  std::string HostName; ///< the host copy the fix declares (`offsets_host`)
+  const clang::Stmt *Loop = nullptr;
+  unsigned LoopLine = 0;
+  /// The element reads of Tensor in the loop, in source order; the first one's
+  /// fix carries the copy and the rewrite of every read.
+  std::vector<const clang::CallExpr *> Reads;
+  unsigned FirstLine = 0;
+  /// Why the rewrite is not proven to keep behaviour (empty: Edits, on the
+  /// first read only).
+  std::string NotProven;
+  std::vector<clang::transformer::ASTEdit> Edits;
+};
+
+/// The element reads \p Item (`x[i].item<T>()`, i a host integer) is one of,
+/// when x is a variable whose every definition reaching the reads is made
+/// before the innermost loop around them; nullopt otherwise. Proven as
+/// invariantHostCopy (nothing in the loop may write x), and the host copy's
+/// name is new in the function.
+/// \p Includes says which reads are the caller's (the sites its check reports).
+std::optional<InvariantElementReads>
+invariantElementReads(TranslationUnitAnalysis &TU, const clang::CallExpr *Item,
+                      llvm::function_ref<bool(const clang::CallExpr *)> Includes);
+
 } // namespace torch_syncfree
 
 #endif

@@ -147,3 +147,19 @@ int64_t total_length(const torch::Tensor &lengths, int64_t steps) {
 // CHECK-FIXES: auto host = lengths.cpu() /* torch-syncfree: copied once before the loop */;
 // CHECK-FIXES-NEXT: for (int64_t t = 0; t < steps; ++t) {
 // CHECK-FIXES: total += host.data_ptr<int64_t>()[t];
+
+// Issue 41: element reads of a tensor the loop does not change read one host
+// copy made before the loop.
+int64_t longest_segment(const torch::Tensor &offsets, int64_t segments) {
+  int64_t longest = 0;
+  for (int64_t s = 0; s < segments; ++s) {
+    int64_t length = offsets[s + 1].item<int64_t>() - offsets[s].item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: `item()` on a tensor that may be on the GPU {{.*}}`offsets` does not change in the loop at line [[@LINE-2]]: copy it to the host once before the loop and read its elements there (one wait per call instead of one per read, 2 reads per iteration) [torch-sync-item]
+    // CHECK-MESSAGES: :[[@LINE-2]]:66: warning: `item()` on a tensor that may be on the GPU {{.*}}; the fix is on the read at line [[@LINE-2]] [torch-sync-item]
+    longest = std::max(longest, length);
+  }
+  return longest;
+}
+// CHECK-FIXES: auto offsets_host = offsets.cpu() /* torch-syncfree: copied once before the loop */;
+// CHECK-FIXES-NEXT: for (int64_t s = 0; s < segments; ++s) {
+// CHECK-FIXES-NEXT: int64_t length = offsets_host[s + 1].item<int64_t>() - offsets_host[s].item<int64_t>();
