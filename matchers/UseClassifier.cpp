@@ -471,8 +471,25 @@ UseVerdict UseClassifier::classifyFilledVariable(const VarDecl *VD, const Stmt *
   return V;
 }
 
+UseVerdict UseClassifier::accumulatedInto(const Expr *Accumulator, const Stmt *Accumulation, unsigned Depth) {
+  // A sum read only after the loop needs only its total, once: each
+  // iteration's read is deferrable (a false dependency, whether the total is
+  // logged or returned). A sum the loop itself reads (`if (total > limit)
+  // break;`) is followed to what that read does: a branch needs every
+  // iteration's value.
+  const auto *Ref = dyn_cast<DeclRefExpr>(ignoreWrappers(Accumulator));
+  const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  const Stmt *Loop = TU.enclosingLoop(Accumulation);
+  if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType() || !Loop || Depth > 4)
+    return accumulated();
+  UseVerdict InLoop =
+      classifyVariable(VD, Accumulation, cast<Expr>(Accumulation), Depth + 1, /*SkipWithin=*/nullptr,
+                       /*Within=*/Loop);
+  return InLoop.Kind == Dependency::True ? InLoop : accumulated();
+}
+
 UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Stmt *Store, const Expr *Except,
-                                           unsigned Depth, const Stmt *SkipWithin) {
+                                           unsigned Depth, const Stmt *SkipWithin, const Stmt *Within) {
   std::string Name = "`" + VD->getNameAsString() + "`";
   if (!VD->hasLocalStorage() || VD->getType()->isReferenceType())
     return verdict(Dependency::True, "the value is stored in " + Name +
@@ -488,17 +505,21 @@ UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Stmt *Store,
   for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), VD)) {
     if (SkipWithin && startsWithin(SM, Ref, SkipWithin))
       continue; // the writer's own reference
+    if (Within && !startsWithin(SM, Ref, Within))
+      continue; // only the reads under Within are asked about
     if (std::optional<bool> Sees = Flow ? Flow->reaches(Store, VD, Ref) : std::nullopt; Sees && !*Sees)
       continue;
     // The assignment that stores the value: `x = 0.9 * x + 0.1 * v` reads the old x
     // to make the new one, which is followed through x's other uses.
     if (Except && startsWithin(SM, Ref, Except))
       continue;
-    // Skip plain re-assignments of the variable: they define, not use.
+    // Skip plain re-assignments of the variable: they define, not use; and
+    // further accumulations (`m += v`): their result is m again, whose other
+    // uses are followed here.
     DynTypedNodeList Parents = Ctx.getParents(*Ref);
     if (!Parents.empty())
       if (const auto *BO = Parents[0].get<BinaryOperator>())
-        if (BO->getOpcode() == BO_Assign && BO->getLHS() == Ref)
+        if (BO->isAssignmentOp() && BO->getLHS() == Ref)
           continue;
     if (std::optional<UseVerdict> True = Join.add(classifyUse(Ref, Depth + 1)))
       return *True;
@@ -595,7 +616,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
           return verdict(Dependency::False,
                          "the value goes straight back into a tensor operation");
         if (Op->isAssignmentOp() && IsRightOperand)
-          return accumulated();
+          return accumulatedInto(Op->getArg(0), Op, Depth);
         Climb(PE);
         continue;
       }
@@ -680,7 +701,7 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
           return verdict(Dependency::True, "the value decides a branch (`&&`/`||`)");
         if (BO->isAssignmentOp() && BO->getRHS() == CurrentExpr) {
           if (BO->isCompoundAssignmentOp())
-            return accumulated();
+            return accumulatedInto(BO->getLHS(), BO, Depth);
           if (const auto *LHS = dyn_cast<DeclRefExpr>(ignoreWrappers(BO->getLHS())))
             if (const auto *VD = dyn_cast<VarDecl>(LHS->getDecl()))
               return classifyVariable(VD, BO, BO, Depth + 1);

@@ -101,9 +101,15 @@ private:
   llvm::DenseMap<std::pair<const void *, unsigned>, UseVerdict> UseMemo;
   /// The uses of the value \p Store (a declaration or an assignment; null:
   /// every read) puts in \p VD, joined; references inside \p Except and
-  /// \p SkipWithin are not uses.
+  /// \p SkipWithin are not uses; with \p Within, only the references
+  /// inside it are.
   UseVerdict classifyVariable(const clang::VarDecl *VD, const clang::Stmt *Store, const clang::Expr *Except,
-                              unsigned Depth, const clang::Stmt *SkipWithin = nullptr);
+                              unsigned Depth, const clang::Stmt *SkipWithin = nullptr,
+                              const clang::Stmt *Within = nullptr);
+  /// `m += v` (Accumulation) into \p Accumulator: a host metric (each
+  /// iteration's read deferrable) unless m is a local the loop itself reads in
+  /// a way the host needs (`if (m > limit) break;`).
+  UseVerdict accumulatedInto(const clang::Expr *Accumulator, const clang::Stmt *Accumulation, unsigned Depth);
   bool isLoggingMacroArgument(const clang::Expr *E) const;
   /// A call of a function this TU does not define (the program's own metrics
   /// or progress object, defined in another file) whose name and signature say

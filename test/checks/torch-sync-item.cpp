@@ -203,3 +203,18 @@ torch::Tensor scaled_by_max(torch::Tensor scores, torch::Tensor tokens) {
   // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: through `s`, the value goes straight back into a tensor operation; {{.*}} [torch-sync-item]
   return tokens * s;
 }
+
+// Issue 41: a sum the loop itself reads to decide (a budget) needs every
+// iteration's value: a true dependency, not a metric. A sum read only after
+// the loop stays a deferrable metric (metrics() above).
+int64_t within_budget(const torch::Tensor &sizes, int64_t budget) {
+  int64_t used = 0, taken = 0;
+  for (int64_t i = 0; i < 8; ++i) {
+    used += sizes.narrow(0, i, 1).sum().item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:41: warning: `item()` on a tensor that may be on the GPU {{.*}}; true dependency: through `used`, the value decides an `if` (every iteration of the loop at line [[@LINE-2]]);
+    if (used > budget)
+      break;
+    ++taken;
+  }
+  return taken;
+}
