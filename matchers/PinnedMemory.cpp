@@ -98,24 +98,9 @@ static Pinning fieldPinning(PinningQuery &Q, const FieldDecl *Field, const Membe
   std::optional<StoredValues> Values = fieldValuesAt(Q.TU, Field, Read);
   if (!Values)
     return Pinning::Unknown;
-  std::optional<Pinning> Result;
-  auto Add = [&](std::optional<Pinning> P) {
-    if (P)
-      Result = Result ? join(*Result, *P) : *P;
-  };
-  for (const ValueDefinition *Definition : Values->Assignments)
-    Add(Q.Definitions.factOf(
-        *Definition,
-        [&](const ValueDefinition &Def) { return std::optional(pinningOf(Q, Def.Value, Depth + 1)); },
-        [](Pinning A, Pinning B) { return join(A, B); }, Pinning::Unknown, /*MaySettle=*/true));
-  if (!Values->ProgramStores.empty()) {
-    if (!Q.FieldsInProgress.insert(Field).second)
-      return Pinning::Unknown;
-    for (const TensorStore &Store : Values->ProgramStores)
-      Add(pinningOf(Q, Store.Value, Depth + 1));
-    Q.FieldsInProgress.erase(Field);
-  }
-  return Result.value_or(Pinning::Unknown);
+  return joinFieldValues<Pinning>(
+      Field, *Values, Q.Definitions, Q.FieldsInProgress,
+      [&](const Expr *Value) { return pinningOf(Q, Value, Depth + 1); }, join, Pinning::Unknown);
 }
 
 static Pinning pinningOf(PinningQuery &Q, const Expr *E, unsigned Depth) {

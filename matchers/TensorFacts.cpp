@@ -90,23 +90,9 @@ static ElementKind fieldKind(KindQuery &Q, const MemberExpr *Read) {
   std::optional<StoredValues> Values = fieldValuesAt(Q.TU, Field, Read);
   if (!Values)
     return ElementKind::Unknown;
-  std::optional<ElementKind> Result;
-  auto Add = [&](std::optional<ElementKind> Kind) {
-    if (Kind)
-      Result = Result ? joinKinds(*Result, *Kind) : *Kind;
-  };
-  for (const ValueDefinition *Definition : Values->Assignments)
-    Add(Q.Definitions.factOf(
-        *Definition, [&](const ValueDefinition &Def) { return std::optional(kindOf(Q, Def.Value)); },
-        joinKinds, ElementKind::Unknown, /*MaySettle=*/true));
-  if (!Values->ProgramStores.empty()) {
-    if (!Q.FieldsInProgress.insert(Field).second)
-      return ElementKind::Unknown;
-    for (const TensorStore &Store : Values->ProgramStores)
-      Add(kindOf(Q, Store.Value));
-    Q.FieldsInProgress.erase(Field);
-  }
-  return Result.value_or(ElementKind::Unknown);
+  return joinFieldValues<ElementKind>(
+      Field, *Values, Q.Definitions, Q.FieldsInProgress, [&](const Expr *Value) { return kindOf(Q, Value); },
+      joinKinds, ElementKind::Unknown);
 }
 
 /// A dtype named anywhere in an options/dtype argument: `torch::kLong`,

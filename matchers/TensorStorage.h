@@ -10,6 +10,7 @@
 #include "analysis/ValueFlow.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include <optional>
 #include <vector>
 
@@ -98,6 +99,35 @@ struct StoredValues {
 /// a field some use may replace, a store the TU does not show).
 std::optional<StoredValues> fieldValuesAt(TranslationUnitAnalysis &TU, const clang::FieldDecl *Field,
                                           const clang::Expr *Read);
+
+/// One flat fact (a pinning, an element kind) of a field read, joined over the
+/// values \p Values says it may see: the method's assignments through the
+/// question's DefinitionFixpoint (loop-carried stores iterate), or the
+/// program's stores, each once per question (\p InProgress: a store that reads
+/// the field again answers Top). \p Evaluate(const Expr *) -> Fact.
+template <typename Fact, typename EvaluateFn, typename JoinFn>
+Fact joinFieldValues(const clang::FieldDecl *Field, const StoredValues &Values,
+                     DefinitionFixpoint<Fact> &Fixpoint,
+                     llvm::SmallPtrSetImpl<const clang::FieldDecl *> &InProgress, EvaluateFn Evaluate,
+                     JoinFn Join, Fact Top) {
+  std::optional<Fact> Result;
+  auto Add = [&](std::optional<Fact> F) {
+    if (F)
+      Result = Result ? Join(*Result, *F) : *F;
+  };
+  for (const ValueDefinition *Definition : Values.Assignments)
+    Add(Fixpoint.factOf(
+        *Definition, [&](const ValueDefinition &Def) { return std::optional<Fact>(Evaluate(Def.Value)); },
+        Join, Top, /*MaySettle=*/true));
+  if (!Values.ProgramStores.empty()) {
+    if (!InProgress.insert(Field).second)
+      return Top;
+    for (const TensorStore &Store : Values.ProgramStores)
+      Add(Evaluate(Store.Value));
+    InProgress.erase(Field);
+  }
+  return Result.value_or(Top);
+}
 
 } // namespace torch_syncfree
 

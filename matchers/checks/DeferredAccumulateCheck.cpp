@@ -109,18 +109,6 @@ static bool isInt64Reduction(TranslationUnitAnalysis &TU, const Expr *E) {
   return Name == "sum" && (Kind == ElementKind::Integer || Kind == ElementKind::Bool);
 }
 
-static const Stmt *loopBody(const Stmt *Loop) {
-  if (const auto *For = dyn_cast<ForStmt>(Loop))
-    return For->getBody();
-  if (const auto *While = dyn_cast<WhileStmt>(Loop))
-    return While->getBody();
-  if (const auto *Do = dyn_cast<DoStmt>(Loop))
-    return Do->getBody();
-  if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop))
-    return Range->getBody();
-  return nullptr;
-}
-
 /// Whether \p Loop makes work run on another CUDA stream: a stream guard
 /// declared in it or a call that sets the current stream (ApiFacts: SwitchesStream).
 static bool switchesStreams(ASTContext &Ctx, const Stmt *Loop) {

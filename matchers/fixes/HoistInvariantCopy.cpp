@@ -295,19 +295,6 @@ bool nameTakenAround(ASTContext &Ctx, const Stmt *Block, const VarDecl *Host) {
   return false;
 }
 
-/// The body of a for/while/do/range-for loop.
-const Stmt *loopBody(const Stmt *Loop) {
-  if (const auto *For = dyn_cast<ForStmt>(Loop))
-    return For->getBody();
-  if (const auto *While = dyn_cast<WhileStmt>(Loop))
-    return While->getBody();
-  if (const auto *Do = dyn_cast<DoStmt>(Loop))
-    return Do->getBody();
-  if (const auto *Range = dyn_cast<CXXForRangeStmt>(Loop))
-    return Range->getBody();
-  return nullptr;
-}
-
 /// The start of Loc's line, and whether only blanks precede Loc on it.
 std::pair<SourceLocation, bool> lineStart(const SourceManager &SM, SourceLocation Loc) {
   std::pair<FileID, unsigned> At = SM.getDecomposedLoc(Loc);

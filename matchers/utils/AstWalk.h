@@ -52,6 +52,8 @@ bool isMutableReference(clang::QualType T);
 /// passed there): the callee is unknown, or binds it to a mutable reference.
 /// Arguments past the parameters (C varargs) are copies.
 bool argumentMayBeModified(const clang::FunctionDecl *FD, unsigned ArgIndex);
+/// The body of a for/while/do/range-for loop; nullptr for any other statement.
+const clang::Stmt *loopBody(const clang::Stmt *Loop);
 /// The function whose body holds \p S, or nullptr inside a lambda (its body
 /// runs whenever the lambda is called) or outside any function.
 const clang::FunctionDecl *enclosingFunction(clang::ASTContext &Ctx, const clang::Stmt *S);
