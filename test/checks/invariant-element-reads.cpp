@@ -78,3 +78,39 @@ int64_t by_tensor(const torch::Tensor &offsets, const torch::Tensor &index, int6
     // CHECK-MESSAGES: :[[@LINE-1]]:58: warning: {{.*}}; if the host must decide, decide on the device instead {{.*}} [torch-sync-item]
   return total;
 }
+
+// --- more shapes ----------------------------------------------------------------
+// A CPU tensor: no wait, no finding.
+int64_t on_cpu(int64_t segments) {
+  auto offsets = torch::ones({8}, torch::kLong);
+  int64_t total = 0;
+  for (int64_t s = 0; s < segments; ++s)
+    total += offsets[s].item<int64_t>();
+  return total;
+}
+
+// A function template: fixed in its (one) instantiation's source.
+template <typename T> T templated(const torch::Tensor &offsets, int64_t segments) {
+  T total = 0;
+  for (int64_t s = 0; s < segments; ++s) {
+    total = std::max(total, offsets[s].item<T>());
+    // CHECK-MESSAGES: :[[@LINE-1]]:{{[0-9]+}}: warning: {{.*}}`offsets` does not change in the loop at line [[@LINE-2]]: copy it to the host once before the loop {{.*}} [torch-sync-item]
+  }
+  return total;
+}
+int64_t use_templated(const torch::Tensor &offsets) { return templated<int64_t>(offsets, 4); }
+// CHECK-FIXES: auto offsets_host = offsets.cpu() /* torch-syncfree: copied once before the loop */;
+// CHECK-FIXES: total = std::max(total, offsets_host[s].item<T>());
+
+// The read spelled through a macro whose argument names the tensor in this
+// file: the argument is rewritten.
+#define ELEMENT(x, i) x[i].item<int64_t>()
+int64_t through_macro(const torch::Tensor &offsets, int64_t segments) {
+  int64_t total = 0;
+  for (int64_t s = 0; s < segments; ++s) {
+    total = std::max(total, ELEMENT(offsets, s));
+    // CHECK-MESSAGES: :[[@LINE-1]]:{{[0-9]+}}: warning: {{.*}}`offsets` does not change in the loop at line [[@LINE-2]]{{.*}} [torch-sync-item]
+  }
+  return total;
+}
+// CHECK-FIXES: total = std::max(total, ELEMENT(offsets_host, s));

@@ -152,3 +152,30 @@ int64_t in_macro(const torch::Tensor &lengths, int64_t T) {
   }
   return total;
 }
+
+// --- more shapes ----------------------------------------------------------------
+// A CPU tensor: no wait, no finding; an asynchronous copy is the author's decision.
+int64_t on_cpu_or_async(const torch::Tensor &lengths, int64_t T) {
+  auto local = torch::ones({8}, torch::kLong);
+  int64_t total = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    auto host = local.cpu();
+    auto early = lengths.to(torch::kCPU, /*non_blocking=*/true);
+    total += host.data_ptr<int64_t>()[t] + early.numel();
+  }
+  return total;
+}
+
+// A function template: the move is made in the template's source.
+template <typename T> T templated_total(const torch::Tensor &lengths, int64_t T_steps) {
+  T total = 0;
+  for (int64_t t = 0; t < T_steps; ++t) {
+    auto host = lengths.cpu();
+    // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: {{.*}}`lengths` does not change in the loop at line [[@LINE-2]]: copy it once before the loop {{.*}} [torch-sync-device-to-host]
+    total += host.data_ptr<T>()[t];
+  }
+  return total;
+}
+int64_t use_templated_total(const torch::Tensor &lengths) { return templated_total<int64_t>(lengths, 4); }
+// CHECK-FIXES: T total = 0;
+// CHECK-FIXES-NEXT: auto host = lengths.cpu() /* torch-syncfree: copied once before the loop */;
