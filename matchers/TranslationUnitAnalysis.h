@@ -113,9 +113,12 @@ public:
   bool isSiteClaimedAbove(const clang::Expr *Site, CheckId Rank);
   /// A name a fix declares, claimed so that no other fix of this run declares
   /// it again in \p Scope (a function, or nullptr for the file: the device
-  /// clipping helper). True for the first fix that asks.
-  bool claimName(const clang::Decl *Scope, llvm::StringRef Name) {
-    return ClaimedNames.insert({Scope, Name.str()}).second;
+  /// clipping helper). True for the first fix that asks, and again for the same
+  /// \p Owner (the site whose fix declares it: an analysis asked twice about
+  /// one site answers the same).
+  bool claimName(const clang::Decl *Scope, llvm::StringRef Name, const void *Owner = nullptr) {
+    auto [It, New] = ClaimedNames.try_emplace({Scope, Name.str()}, Owner);
+    return New || (Owner && It->second == Owner);
   }
 
 private:
@@ -127,7 +130,7 @@ private:
   clang::ASTContext &Ctx;
   clang::Preprocessor *PP;
   std::optional<std::optional<LibTorchVersion>> HeaderVersion;
-  std::set<std::pair<const clang::Decl *, std::string>> ClaimedNames;
+  std::map<std::pair<const clang::Decl *, std::string>, const void *> ClaimedNames;
   std::unique_ptr<DeviceOracle> Oracle;
   llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<FunctionValueFlow>> ValueFlows;
   std::map<std::vector<std::string>, std::unique_ptr<UseClassifier>> Classifiers;

@@ -672,6 +672,13 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
               continue;
             const ParmVarDecl *Param = FD->getParamDecl(I - Offset);
             QualType T = Param->getType().getNonReferenceType().getCanonicalType().getUnqualifiedType();
+            // An optional bound (`slice(dim, optional<int64_t> start, ..)`;
+            // `optional<SymInt>` in LibTorch 2) is a size or index too.
+            if (const auto *Optional =
+                    dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+                Optional && Optional->getName() == "optional" && Optional->getTemplateArgs().size() == 1 &&
+                Optional->getTemplateArgs()[0].getKind() == TemplateArgument::Type)
+              T = Optional->getTemplateArgs()[0].getAsType().getCanonicalType().getUnqualifiedType();
             const auto *Record = T->getAsCXXRecordDecl();
             if ((T->isIntegralOrEnumerationType() && !T->isBooleanType()) ||
                 (Record && Record->getName() == "SymInt"))

@@ -14,6 +14,7 @@
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
+#include "fixes/HoistInvariantCopy.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 
@@ -161,6 +162,50 @@ static bool onlyRefersToEarlierDecls(const Expr *Object, SourceLocation Start,
   return Earlier;
 }
 
+/// The variables and fields \p S assigns (`x = ..`, `s.f = ..`, `x += ..`, `++x`).
+static llvm::SmallPtrSet<const ValueDecl *, 4> assignedIn(const Stmt *S) {
+  llvm::SmallPtrSet<const ValueDecl *, 4> Assigned;
+  auto Target = [&](const Expr *E) {
+    E = E ? E->IgnoreParenImpCasts() : nullptr;
+    if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E))
+      Assigned.insert(Ref->getDecl());
+    else if (const auto *Member = dyn_cast_or_null<MemberExpr>(E))
+      Assigned.insert(Member->getMemberDecl());
+  };
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *Node) {
+    if (!Node)
+      return;
+    if (const auto *BO = dyn_cast<BinaryOperator>(Node); BO && BO->isAssignmentOp())
+      Target(BO->getLHS());
+    if (const auto *UO = dyn_cast<UnaryOperator>(Node); UO && UO->isIncrementDecrementOp())
+      Target(UO->getSubExpr());
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Node); Op && Op->isAssignmentOp())
+      Target(Op->getArg(0));
+    for (const Stmt *Child : Node->children())
+      Visit(Child);
+  };
+  Visit(S);
+  return Assigned;
+}
+
+/// Whether \p Object names a variable or field in \p Assigned (its value comes
+/// from a statement of the run: it cannot be evaluated before the run).
+static bool refersToAny(const Expr *Object, const llvm::SmallPtrSetImpl<const ValueDecl *> &Assigned) {
+  bool Found = false;
+  std::function<void(const Stmt *)> Visit = [&](const Stmt *Node) {
+    if (!Node || Found)
+      return;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(Node))
+      Found = Assigned.count(Ref->getDecl());
+    else if (const auto *Member = dyn_cast<MemberExpr>(Node))
+      Found = Assigned.count(Member->getMemberDecl());
+    for (const Stmt *Child : Node->children())
+      Visit(Child);
+  };
+  Visit(Object);
+  return Found;
+}
+
 const std::vector<CoalesceCheck::RunPlan> &CoalesceCheck::plansFor(const BoundNodes &BlockMatch,
                                                                    ASTContext &Ctx) {
   const auto *Block = BlockMatch.getNodeAs<CompoundStmt>("block");
@@ -173,10 +218,12 @@ const std::vector<CoalesceCheck::RunPlan> &CoalesceCheck::plansFor(const BoundNo
   std::vector<RunPlan> BlockPlans;
   const SourceManager &SM = Ctx.getSourceManager();
   std::vector<std::pair<const Stmt *, Read>> Run;
+  llvm::SmallPtrSet<const ValueDecl *, 8> AssignedInRun; // by the run's statements so far
   auto Flush = [&]() {
     if (Run.size() >= 2)
       BlockPlans.push_back(planRun(Run, MatchFinder::MatchResult(BlockMatch, &Ctx)));
     Run.clear();
+    AssignedInRun.clear();
   };
   for (const Stmt *S : Block->body()) {
     std::optional<Read> R;
@@ -185,11 +232,17 @@ const std::vector<CoalesceCheck::RunPlan> &CoalesceCheck::plansFor(const BoundNo
     // A read a check ranked above this one reports (torch-sync-deferred-accumulate
     // moves it out of the loop) is not coalesced, and neither is a read a fix
     // inserted (its one read after a loop).
+    // Nor is a read whose wait a restructuring of torch-sync-item removes (a
+    // host copy already made, a round trip, an element read of a tensor the
+    // loop does not change: issue 41).
     if (Kind == StatementKind::Candidate && R &&
-        (isSiteClaimedAbove(Ctx, R->Item) || isOnInsertedSyncLine(R->Item->getExprLoc(), SM)))
+        (isSiteClaimedAbove(Ctx, R->Item) || isOnInsertedSyncLine(R->Item->getExprLoc(), SM) ||
+         (isCheckEnabled("torch-sync-item") && restructuringRemovesRead(analysis(Ctx), R->Item))))
       Kind = StatementKind::Barrier;
     switch (Kind) {
     case StatementKind::Neutral:
+      if (!Run.empty())
+        AssignedInRun.insert_range(assignedIn(S));
       continue;
     case StatementKind::Barrier:
       Flush();
@@ -197,9 +250,15 @@ const std::vector<CoalesceCheck::RunPlan> &CoalesceCheck::plansFor(const BoundNo
     case StatementKind::Candidate:
       // The stacked copy runs before the run's first statement: the object may
       // only use variables declared before it.
-      if (!Run.empty() && !onlyRefersToEarlierDecls(R->Object, Run.front().first->getBeginLoc(), SM))
+      // Nor a value a statement of the run assigns (`s.best = a.argmax().item<..>();
+      // ... t[s.best].item<..>()`).
+      if (!R)
+        continue;
+      if (!Run.empty() && (!onlyRefersToEarlierDecls(R->Object, Run.front().first->getBeginLoc(), SM) ||
+                           refersToAny(R->Object, AssignedInRun)))
         Flush();
       Run.push_back({S, *R});
+      AssignedInRun.insert_range(assignedIn(S));
       continue;
     }
   }
@@ -305,15 +364,14 @@ CoalesceCheck::RunPlan CoalesceCheck::planRun(const std::vector<std::pair<const 
                                 insertedSyncComment("one copy for " + std::to_string(Run.size()) +
                                                     " reads") +
                                 "\n" + Indent)));
-  // A run this check does not rewrite is already reported read by read
-  // (torch-sync-item, torch-sync-deferred-log, with their remedies): a second
-  // finding on the same lines would only repeat them. Reported alone when those
-  // checks are off.
-  bool ReadsReportedElsewhere =
-      isCheckEnabled("torch-sync-item") || isCheckEnabled("torch-sync-deferred-log");
+  // A run is reported whether or not it is rewritten (issue 41): its reads
+  // keep their own findings (torch-sync-item, torch-sync-deferred-log) until a
+  // fix makes them this check's, and the run's finding says what one copy
+  // saves. Its class is its reads': a true dependency when the host needs any
+  // of the values (one copy still serves them all).
   Finding &F = Plan.F;
   auto ReportWithoutFix = [&]() {
-    Plan.Reported = !ReadsReportedElsewhere;
+    Plan.Reported = true;
     return Plan;
   };
   F.What = std::to_string(Run.size()) + " `item()` reads of " +
@@ -321,8 +379,16 @@ CoalesceCheck::RunPlan CoalesceCheck::planRun(const std::vector<std::pair<const 
            Lines + ") each wait for the GPU";
   F.Use.Kind = Dependency::False;
   F.Use.Reason = "the values can travel to the host in one copy";
+  for (const auto &[S, R] : Run)
+    if (UseVerdict Use = classifier(Ctx).classify(R.Item); Use.Kind == Dependency::True) {
+      F.Use.Kind = Dependency::True;
+      F.Use.Reason = "line " + std::to_string(SM.getExpansionLineNumber(R.Item->getExprLoc())) + ": " +
+                     Use.Reason + "; one copy still serves every read";
+      break;
+    }
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(First);
-  F.Remedy = "stack them on the device and copy once with `" + NS + "stack({...}).cpu()` (one wait)";
+  F.Remedy = "stack them on the device and copy once with `" + NS +
+             "stack({...}).cpu()` (one wait instead of " + std::to_string(Run.size()) + ")";
   if (!AllGpu && !Anchor) {
     F.Remedy += " (no fix: no tensor variable among them names the device to stack on)";
     return ReportWithoutFix();

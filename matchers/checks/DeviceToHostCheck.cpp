@@ -88,6 +88,27 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
   // copy before the loop reads the same values (issue 41). It removes a
   // transfer, a host allocation and a wait per iteration, a gain even while
   // other waits stay (the no-gain rule does not hold it back).
+  // A host tensor copied to the device and read back in the same block: the
+  // host original holds the same values (issue 41), no copy and no wait.
+  if (F.Use.Kind != Dependency::Intentional && !F.Use.IntervalLine)
+    if (std::optional<HostOriginal> Original = hostOriginal(analysis(Ctx), Call)) {
+      F.Remedy = "`" + Original->Device + "` is `" + Original->Host + "` copied to the device at line " +
+                 std::to_string(Original->CopyLine) + ": read `" + Original->Host +
+                 "` on the host instead (no copy back, one wait fewer per " +
+                 (analysis(Ctx).enclosingLoop(Call) ? "iteration)" : "call)");
+      std::optional<std::vector<FixItHint>> Fixes;
+      if (!Original->NotProven.empty())
+        F.Remedy +=
+            "; no fix: " + Original->NotProven + " (the rewrite: `" + Original->Host + "` for this copy)";
+      else if (fixesEnabled()) {
+        Fixes = fixItsFor(Original->Edits, Result);
+        if (!Fixes)
+          F.Remedy += "; no fix: the copy is written in a macro (the rewrite: `" + Original->Host +
+                      "` for this copy)";
+      }
+      report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
+      return;
+    }
   if (F.Use.Kind != Dependency::Intentional)
     if (std::optional<InvariantCopy> Hoist = invariantHostCopy(analysis(Ctx), Call)) {
       F.Remedy = "`" + Hoist->Tensor + "` does not change in the loop at line " +

@@ -225,10 +225,16 @@ void EagerFallbackCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = "evaluate it only then: `" + Shown + ".has_value() ? *" + Shown + " : ...` waits only when " +
              OptName + " is empty instead of on every call";
 
+  // The fallback runs on every call today: only a fallback with no effect but
+  // its value (and its waits) may run only when the optional is empty.
+  bool Pure = isSideEffectFree(Written);
   std::optional<std::vector<FixItHint>> Fixes;
-  if (Plain && SameType && !Object.empty() && !FallbackText.empty())
+  if (Plain && SameType && Pure && !Object.empty() && !FallbackText.empty())
     Fixes = fixItsFor({transformer::changeTo(selectTokens(ValueOr), transformer::cat(Replacement))}, Result);
-  if (!Plain)
+  if (!Pure)
+    F.Remedy += " (no fix: the argument has side effects (an in-place op, an assignment or a call of code "
+                "that is not LibTorch's) that run on every call today; move them out of the argument first)";
+  else if (!Plain)
     F.Remedy += " (no fix: the optional is not a variable read without side effects; store it in one first)";
   else if (!SameType)
     F.Remedy += " (no fix: the argument's type is not the optional's value type, so the conditional's "

@@ -74,6 +74,64 @@ std::optional<InvariantElementReads>
 invariantElementReads(TranslationUnitAnalysis &TU, const clang::CallExpr *Item,
                       llvm::function_ref<bool(const clang::CallExpr *)> Includes);
 
+/// The same tensor read twice (issue 41): an element read
+/// (`csum[-1].item<int64_t>()`, `n.item<T>()`) of a tensor that the same block
+/// also copies whole to the host (`auto host = csum.cpu();`). One copy serves
+/// both: the read takes its element from the host copy, and when the copy comes
+/// after the read, its declaration moves before the read's statement.
+struct SharedHostCopy {
+  std::string Tensor; ///< `csum`
+  std::string Host;   ///< `host`
+  unsigned CopyLine = 0;
+  /// The copy is made after the read (the fix moves it before the read).
+  bool CopyAfter = false;
+  /// The read is in a loop the copy is not in: the fix saves a wait per iteration.
+  bool PerIteration = false;
+  /// Why the rewrite is not proven to keep behaviour (empty: Edits).
+  std::string NotProven;
+  std::vector<clang::transformer::ASTEdit> Edits;
+};
+
+/// The host copy that can serve \p Read, if any: `auto host = x.cpu();` (or
+/// `to(<CPU>)`) declared in a block around Read, before Read's statement in
+/// it, or directly after it in Read's own block. nullopt for any other shape.
+/// Proven when x is the same object at both (no definition of x between),
+/// nothing between may write x's memory or the host copy, and, for a copy made
+/// after the read, nothing between leaves the block and the host copy's name
+/// is not used there.
+std::optional<SharedHostCopy> sharedHostCopy(TranslationUnitAnalysis &TU,
+                                             const clang::CXXMemberCallExpr *Read);
+
+/// A host value round-tripped through the GPU (issue 41): `auto d = h.to(device);`
+/// (or `h.cuda()`) of a CPU tensor h, read back on the host later in the same
+/// block (`d.cpu()`, `d.to(<CPU>)`, `d[i].item<T>()`, `d.item<T>()`). The host
+/// original holds the same values: the read-back reads h instead, no wait.
+struct HostOriginal {
+  std::string Device; ///< `d`
+  std::string Host;   ///< `h`
+  unsigned CopyLine = 0;
+  /// Why the rewrite is not proven to keep behaviour (empty: Edits).
+  std::string NotProven;
+  std::vector<clang::transformer::ASTEdit> Edits;
+};
+
+/// The host original \p ReadBack (a blocking copy to the host, or an `item`
+/// read) can read instead, if any: d's one definition reaching the read-back is
+/// `h.to(<device>)` / `h.cuda()` declared or assigned in a statement of a block
+/// around the read-back, with h known to be on the CPU. nullopt for any other
+/// shape. Proven when no definition of h or d lies between the copy and the
+/// read-back, nothing between may write either's memory, and a copy's result
+/// (now h itself) is only read afterwards, through `data_ptr` only when h is
+/// known to be contiguous (made by a factory, `clone()` or `contiguous()`).
+std::optional<HostOriginal> hostOriginal(TranslationUnitAnalysis &TU,
+                                         const clang::CXXMemberCallExpr *ReadBack);
+
+/// Whether one of the restructurings above is proven for the `item` read \p
+/// Read (a host original, a host copy already made, element reads of a tensor
+/// the loop does not change): a wait a fix of torch-sync-item removes, so a
+/// run of reads that holds it is not coalesced around it.
+bool restructuringRemovesRead(TranslationUnitAnalysis &TU, const clang::CXXMemberCallExpr *Read);
+
 } // namespace torch_syncfree
 
 #endif

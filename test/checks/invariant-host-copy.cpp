@@ -44,7 +44,60 @@ torch::Tensor gather_rows(const torch::Tensor &offsets, const torch::Tensor &val
 // CHECK-FIXES-NEXT: while (i < n) {
 // CHECK-FIXES: auto row = torch::zeros({4});
 
+// Read through an accessor held in a local (the blind harness program's shape):
+// its elements are only read.
+int64_t segment_offsets(const torch::Tensor &lengths, int64_t features) {
+  int64_t sum = 0;
+  for (int64_t f = 0; f < features; ++f) {
+    auto lengths_host = lengths.to(torch::kCPU);
+    // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: `to(<CPU>)` {{.*}}`lengths` does not change in the loop at line [[@LINE-2]]: copy it once before the loop {{.*}} [torch-sync-device-to-host]
+    auto length = lengths_host.accessor<int64_t, 1>();
+    for (int64_t g = 0; g < f; ++g)
+      sum += length[g];
+    sum += lengths_host.accessor<int64_t, 1>()[f];
+  }
+  return sum;
+}
+// CHECK-FIXES: int64_t sum = 0;
+// CHECK-FIXES-NEXT: auto lengths_host = lengths.to(torch::kCPU) /* torch-syncfree: copied once before the loop */;
+// CHECK-FIXES-NEXT: for (int64_t f = 0; f < features; ++f) {
+
+// A trailing comment moves with the declaration; an element pushed into a
+// vector is only read (bound to a reference to const), and a copy of a tensor
+// the function allocated (`chunk.cpu()`) cannot be `lengths`.
+std::vector<int64_t> chunk_bounds(const torch::Tensor &lengths, int64_t chunks) {
+  std::vector<int64_t> bounds;
+  auto chunk = torch::zeros({4});
+  for (int64_t c = 0; c < chunks; ++c) {
+    auto lengths_h = lengths.cpu(); // the lengths, on the host
+    // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `cpu()` {{.*}}`lengths` does not change in the loop at line [[@LINE-2]]: copy it once before the loop {{.*}} [torch-sync-device-to-host]
+    bounds.push_back(lengths_h.data_ptr<int64_t>()[c]);
+    auto chunk_h = chunk.cpu();
+    chunk_h.zero_();
+  }
+  return bounds;
+}
+// CHECK-FIXES: auto chunk = torch::zeros({4});
+// CHECK-FIXES-NEXT: auto lengths_h = lengths.cpu() /* torch-syncfree: copied once before the loop */; // the lengths, on the host
+// CHECK-FIXES-NEXT: for (int64_t c = 0; c < chunks; ++c) {
+// CHECK-FIXES-NEXT: //
+// CHECK-FIXES-NEXT: bounds.push_back(lengths_h.data_ptr<int64_t>()[c]);
+
 // --- the rewrite in the message, no fix ---------------------------------------
+// An accessor that writes the host copy: the next iteration would read the
+// written values, not a fresh copy.
+int64_t accessor_writes(const torch::Tensor &lengths, int64_t features) {
+  int64_t sum = 0;
+  for (int64_t f = 0; f < features; ++f) {
+    auto lengths_host = lengths.to(torch::kCPU);
+    // CHECK-MESSAGES: :[[@LINE-1]]:33: warning: {{.*}}; no fix: `lengths_host` is written in the loop (`accessor`) (the rewrite: move `auto lengths_host = lengths.to(torch::kCPU);` before the loop) [torch-sync-device-to-host]
+    auto length = lengths_host.accessor<int64_t, 1>();
+    sum += length[f];
+    length[f] = 0;
+  }
+  return sum;
+}
+
 // The loop writes the copied tensor.
 int64_t drains(torch::Tensor lengths, int64_t T) {
   int64_t total = 0;

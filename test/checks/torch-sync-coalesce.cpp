@@ -9,7 +9,7 @@ void floating_reads(int steps) {
     auto loss = (w * step).sum();
     auto accuracy = (w > 0).to(torch::kFloat).mean();
     float l = loss.item<float>();
-    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 3 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+5]], [[@LINE+6]]) each wait for the GPU; false dependency: the values can travel to the host in one copy (every iteration of the loop at line [[@LINE-4]]); stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) [torch-sync-coalesce]
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 3 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+5]], [[@LINE+6]]) each wait for the GPU; false dependency: the values can travel to the host in one copy (every iteration of the loop at line [[@LINE-4]]); stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait instead of {{[0-9]+}}) [torch-sync-coalesce]
     // Floating values of known kinds: stack promotes them exactly, no cast.
     // CHECK-FIXES: auto host_values = torch::stack({loss.detach(), accuracy.detach(), w.abs().max().detach()}).cpu().to(torch::kDouble);
     // CHECK-FIXES-NEXT: float l = static_cast<float>(host_values.data_ptr<double>()[0]);
@@ -54,7 +54,7 @@ int64_t integral_reads(torch::Tensor target) {
 int64_t two_mixed_reads() {
   auto logits = torch::randn({16, 4}, torch::kCUDA);
   int64_t best = logits.argmax().item<int64_t>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 2 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+1]]) each wait for the GPU; false dependency: the values can travel to the host in one copy; stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) (no fix: stacking these values needs 2 kernels (stack and 1 dtype casts of values of unknown or mixed kinds) to save 1 syncs; give the values one dtype, e.g. `.to(torch::kDouble)` where they are made) [torch-sync-coalesce]
+  // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 2 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+1]]) each wait for the GPU; true dependency: line [[@LINE-1]]: through `best`, the value is returned to the caller; one copy still serves every read; stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait instead of {{[0-9]+}}) (no fix: stacking these values needs 2 kernels (stack and 1 dtype casts of values of unknown or mixed kinds) to save 1 syncs; give the values one dtype, e.g. `.to(torch::kDouble)` where they are made) [torch-sync-coalesce]
   double total = logits.sum().item<double>();
   // CHECK-FIXES: double total = logits.sum().item<double>();
   return best + static_cast<int64_t>(total);
@@ -70,7 +70,7 @@ float negatives(torch::Tensor maybe_gpu, bool flag) {
   float b = x.sum().item<float>();
   // Devices not known to match and no tensor variable to stack on: reported, no fix.
   float c = maybe_gpu.sum().item<float>();
-  // CHECK-MESSAGES: :[[@LINE-3]]:21: warning: 3 `item()` reads of tensors that may be on the GPU in a row (lines [[@LINE-3]], [[@LINE-1]], [[@LINE+2]]) each wait for the GPU; {{.*}}; stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait) (no fix: no tensor variable among them names the device to stack on) [torch-sync-coalesce]
+  // CHECK-MESSAGES: :[[@LINE-3]]:21: warning: 3 `item()` reads of tensors that may be on the GPU in a row (lines [[@LINE-3]], [[@LINE-1]], [[@LINE+2]]) each wait for the GPU; {{.*}}; stack them on the device and copy once with `torch::stack({...}).cpu()` (one wait instead of {{[0-9]+}}) (no fix: no tensor variable among them names the device to stack on) [torch-sync-coalesce]
   // CHECK-FIXES: float c = maybe_gpu.sum().item<float>();
   float d = x.mean().item<float>();
   // A CPU tensor.
@@ -132,3 +132,24 @@ template <int N> float two_reads() {
 }
 template float two_reads<4>();
 template float two_reads<8>();
+
+// The second read's tensor is indexed by the first read's value (stored in a
+// field, or a variable assigned between them): it cannot be evaluated before
+// the run: it starts a new run (the norm and the first sum, with only a host
+// declaration between), and a read after `i = 2` starts another.
+struct Best {
+  int64_t index = 0;
+};
+double dependent_reads(torch::Tensor scores, torch::Tensor rows) {
+  auto s = scores.cuda();
+  auto r = rows.cuda();
+  Best best;
+  best.index = s.argmax().item<int64_t>();
+  double norm = r[best.index].norm().item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: 2 `item()` reads of GPU tensors in a row (lines [[@LINE-1]], [[@LINE+2]]) {{.*}} [torch-sync-coalesce]
+  int64_t i = 0;
+  double first = r[0].sum().item<double>();
+  i = 2;
+  double second = r[i].sum().item<double>();
+  return norm + best.index + first + second;
+}

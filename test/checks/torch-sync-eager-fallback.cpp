@@ -73,6 +73,13 @@ int64_t in_template(std::optional<int64_t> cap, T t) {
 int64_t use_template(std::optional<int64_t> cap, torch::Tensor t) { return in_template(cap, t); }
 
 // --- no fix ------------------------------------------------------------------
+// The argument has an effect that runs on every call today (a counter advanced
+// in place): evaluating it only when the optional is empty would skip it.
+int64_t next_seed(std::optional<int64_t> seed, torch::Tensor counter) {
+  return seed.value_or(counter.mul_(2).item<int64_t>());
+// CHECK-MESSAGES: :[[@LINE-1]]:15: warning: the argument of `value_or` is evaluated even when `seed` holds a value, {{.*}} (no fix: the argument has side effects (an in-place op, an assignment or a call of code that is not LibTorch's) that run on every call today; move them out of the argument first) [torch-sync-eager-fallback]
+}
+
 int64_t other_type(std::optional<int> small, torch::Tensor t) {
   return small.value_or(t.max().item<int64_t>());
 // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: the argument of `value_or` is evaluated even when `small` holds a value, and its `item()` on a tensor that may be on the GPU makes the host wait for all queued GPU work; false dependency: the value is needed only when `small` is empty (then a true dependency: the value is returned to the caller); evaluate it only then: `small.has_value() ? *small : ...` waits only when `small` is empty instead of on every call (no fix: the argument's type is not the optional's value type, so the conditional's type could differ from `value_or`'s) [torch-sync-eager-fallback]

@@ -140,7 +140,9 @@ torch::Tensor sizes_and_scalars(torch::Tensor x, torch::Tensor lengths, torch::T
   // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor {{.*}}; true dependency: the value is a size, index or dimension argument (`start` of `narrow`); {{.*}}[torch-sync-item]
   auto scaled = g.mul(scale.cuda().item<float>());
   // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value goes straight back into a tensor operation; {{.*}}[torch-sync-item]
-  return first + scaled;
+  auto sliced = g.slice(0, l.item<int64_t>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: `item()` on a GPU tensor {{.*}}; true dependency: the value is a size, index or dimension argument (`start` of `slice`); {{.*}}[torch-sync-item]
+  return first + scaled + sliced;
 }
 
 // A self-update (an exponential moving average) reads the old value to make the

@@ -163,3 +163,35 @@ int64_t longest_segment(const torch::Tensor &offsets, int64_t segments) {
 // CHECK-FIXES: auto offsets_host = offsets.cpu() /* torch-syncfree: copied once before the loop */;
 // CHECK-FIXES-NEXT: for (int64_t s = 0; s < segments; ++s) {
 // CHECK-FIXES-NEXT: int64_t length = offsets_host[s + 1].item<int64_t>() - offsets_host[s].item<int64_t>();
+
+// Issue 41: the same tensor read twice, an element first and the whole tensor
+// later: the copy moves before the read and serves both.
+std::vector<int64_t> segment_ends(const torch::Tensor &lengths) {
+  auto csum = lengths.cumsum(0);
+  int64_t total = csum[-1].item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `item()` on a tensor that may be on the GPU {{.*}}; `csum` is also copied to the host at line [[@LINE+3]] (`ends`): make that copy before this read and read the element from it (one wait fewer per call) [torch-sync-item]
+  std::vector<int64_t> out;
+  out.reserve(total);
+  auto ends = csum.to(torch::kCPU);
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `to(<CPU>)` on {{.*}} [torch-sync-device-to-host]
+  auto view = ends.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < view.size(0); ++i)
+    out.push_back(view[i]);
+  return out;
+}
+// CHECK-FIXES: auto csum = lengths.cumsum(0);
+// CHECK-FIXES-NEXT: auto ends = csum.to(torch::kCPU) /* torch-syncfree: one copy for both reads */;
+// CHECK-FIXES-NEXT: int64_t total = ends[-1].item<int64_t>();
+
+// Issue 41: a host value round-tripped through the GPU reads the host original.
+int64_t longest_of(const std::vector<int64_t> &lengths) {
+  auto lengths_cpu = torch::tensor(lengths);
+  auto lengths_gpu = lengths_cpu.to(torch::kCUDA);
+  // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: `to(<GPU>)` copies a host tensor to the GPU {{.*}} [torch-sync-host-to-device]
+  auto padded = torch::zeros({lengths_gpu.size(0), 8}, torch::kCUDA);
+  return lengths_gpu.max().item<int64_t>() + lengths_gpu[0].item<int64_t>() + padded.size(1);
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `item()` {{.*}} [torch-sync-item]
+  // CHECK-MESSAGES: :[[@LINE-2]]:61: warning: `item()` {{.*}}; `lengths_gpu` is `lengths_cpu` copied to the device at line [[@LINE-5]]: read the element from `lengths_cpu` on the host (one wait fewer per call) [torch-sync-item]
+}
+// CHECK-FIXES: auto lengths_gpu = lengths_cpu.to(torch::kCUDA, /*non_blocking=*/true)
+// CHECK-FIXES: return lengths_gpu.max().item<int64_t>() + lengths_cpu[0].item<int64_t>() + padded.size(1);

@@ -185,6 +185,7 @@ public:
   Tensor clone() const;
   Tensor contiguous() const;
   Tensor sum() const;
+  Tensor cumsum(int64_t dim) const;
   // TensorBody.h (1.13 and 2.11): each `new_*` with options and unpacked.
   Tensor new_empty(IntArrayRef size, TensorOptions options = {}) const;
   Tensor new_empty(IntArrayRef size, optional<ScalarType> dtype, optional<Layout> layout, optional<Device> device,
