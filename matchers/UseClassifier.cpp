@@ -485,7 +485,20 @@ UseVerdict UseClassifier::accumulatedInto(const Expr *Accumulator, const Stmt *A
   UseVerdict InLoop =
       classifyVariable(VD, Accumulation, cast<Expr>(Accumulation), Depth + 1, /*SkipWithin=*/nullptr,
                        /*Within=*/Loop);
-  return InLoop.Kind == Dependency::True ? InLoop : accumulated();
+  if (InLoop.Kind == Dependency::True)
+    return InLoop;
+  // A total the function returns: its caller needs the sum, once; each read
+  // of the loop is still deferrable (issue 41 asked for the wording).
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  bool Returned =
+      FD && FD->getBody() && llvm::any_of(TU.referencesTo(*FD->getBody(), VD), [&](const DeclRefExpr *Ref) {
+        return isa_and_nonnull<ReturnStmt>(consumerOf(Ctx, Ref));
+      });
+  UseVerdict V = accumulated();
+  if (Returned)
+    V.Reason = "the value is summed into `" + VD->getNameAsString() +
+               "`, which the function returns: its caller needs the total once, not each read";
+  return V;
 }
 
 UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Stmt *Store, const Expr *Except,

@@ -429,10 +429,13 @@ moveDeclarationBefore(ASTContext &Ctx, const DeclStmt *Declaration, const CallEx
   std::string Rest = Lexer::getSourceText(CharSourceRange::getCharRange(CopyEnd, AfterDecl), SM, LO).str();
   if (Before.empty() || Rest.empty())
     return std::string("the declaration is not spelled in one file");
-  auto Insert = lineBefore(Ctx, Target,
-                           Before + (Marker.empty() ? std::string() : insertedSyncMarker(Marker)) + Rest +
-                               (Trailing.trim().empty() ? std::string() : Trailing.str()),
-                           What);
+  // A trailing comment moves too, on a line of its own above the declaration
+  // (after the marker it would make a long line to reflow).
+  std::string Moved = Before + (Marker.empty() ? std::string() : insertedSyncMarker(Marker)) + Rest;
+  if (!Trailing.trim().empty())
+    Moved =
+        Trailing.trim().str() + "\n" + Lexer::getIndentationForLine(Target->getBeginLoc(), SM).str() + Moved;
+  auto Insert = lineBefore(Ctx, Target, Moved, What);
   if (const auto *Why = std::get_if<std::string>(&Insert))
     return *Why;
   // From the newline before the declaration's line to its end: a range that

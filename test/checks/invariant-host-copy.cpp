@@ -78,7 +78,8 @@ std::vector<int64_t> chunk_bounds(const torch::Tensor &lengths, int64_t chunks) 
   return bounds;
 }
 // CHECK-FIXES: auto chunk = torch::zeros({4});
-// CHECK-FIXES-NEXT: auto lengths_h = lengths.cpu() /* torch-syncfree: copied once before the loop */; // the lengths, on the host
+// CHECK-FIXES-NEXT: // the lengths, on the host
+// CHECK-FIXES-NEXT: auto lengths_h = lengths.cpu() /* torch-syncfree: copied once before the loop */;
 // CHECK-FIXES-NEXT: for (int64_t c = 0; c < chunks; ++c) {
 // CHECK-FIXES-NEXT: //
 // CHECK-FIXES-NEXT: bounds.push_back(lengths_h.data_ptr<int64_t>()[c]);

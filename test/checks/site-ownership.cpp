@@ -14,7 +14,7 @@ float two_reads_one_summand(int steps) {
   for (int i = 0; i < steps; ++i) {
     m += a.item<float>() + b.item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `m` accumulates `item()` every iteration, {{.*}}(no fix: the summand is not a plain `t.item<T>()` (times a host value)) [torch-sync-deferred-accumulate]
-    // CHECK-MESSAGES: :[[@LINE-2]]:30: warning: `item()` on a GPU tensor {{.*}}false dependency: the value is accumulated into a host metric {{.*}}[torch-sync-item]
+    // CHECK-MESSAGES: :[[@LINE-2]]:30: warning: `item()` on a GPU tensor {{.*}}false dependency: the value is summed into `m`, which the function returns: its caller needs the total once, not each read {{.*}}[torch-sync-item]
   }
   return m;
 }

@@ -26,7 +26,7 @@ float training(int steps, torch::Tensor maybe_gpu) {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `log_metrics` makes the host wait for the GPU (`item` on a GPU tensor at line 10); false dependency: in the callee, the value is only logged (every iteration of the loop at line [[@LINE-3]]); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
     // CHECK-MESSAGES: :10:41: note: the host waits here
     total += batch_loss(logits);
-    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the call to `batch_loss` makes the host wait for the GPU (`item` on a GPU tensor at line 13); false dependency: in the callee, returned by `batch_loss`, the value is accumulated into a host metric (every iteration of the loop at line [[@LINE-6]]); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the call to `batch_loss` makes the host wait for the GPU (`item` on a GPU tensor at line 13); false dependency: in the callee, returned by `batch_loss`, the value is summed into `total`, which the function returns: its caller needs the total once, not each read (every iteration of the loop at line [[@LINE-6]]); let the callee return device tensors and read them after the loop or at a log interval [torch-sync-call-in-loop]
     // CHECK-MESSAGES: :13:10: note: the host waits here
     report(logits, step);
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `report` makes the host wait for the GPU (`item` on a GPU tensor at line 10 through `log_metrics`)
