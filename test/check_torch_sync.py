@@ -21,6 +21,9 @@ import subprocess
 import sys
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from syntax_oracle import syntax_check  # noqa: E402
+
 def run(cmd, **kwargs):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
 
@@ -36,6 +39,8 @@ def main():
     parser = argparse.ArgumentParser()
     for name in ("tool", "plugin", "clang-tidy", "clangxx", "filecheck"):
         parser.add_argument("--" + name, required=True)
+    parser.add_argument("--pch-cache", default=None,
+                        help="directory of the lit run's shared <torch/torch.h> PCHs (test/syntax_oracle.py)")
     parser.add_argument("--compile-fixed", action="store_true",
                         help="compile the fixed file with clang++ -fsyntax-only")
     parser.add_argument("--check-prefix", default="",
@@ -116,8 +121,8 @@ def main():
             fixed = "%s.fixed%s" % (args.temp, ext)
             with open(fixed, "w", encoding="utf-8") as f:
                 f.write(fixed_texts["tool"])
-            proc = run([args.clangxx, "-fsyntax-only", "-Wno-unused-variable",
-                        "-Wno-unused-value"] + flags + [fixed])
+            proc = syntax_check(args.clangxx, flags, fixed, args.pch_cache,
+                                extra=["-Wno-unused-variable", "-Wno-unused-value"])
             if proc.returncode:
                 failures.append("the fixed file does not compile:\n" + proc.stdout)
 

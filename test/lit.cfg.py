@@ -177,8 +177,12 @@ else:
                     "UNSUPPORTED" % tarball)
 
 helper = os.path.join(src, "test", "check_torch_sync.py")
-common = "%s %s --tool %s --plugin %s --clang-tidy %s --clangxx %s --filecheck %s" % (
-    python, helper, binary, plugin, clang_tidy, clangxx, config.filecheck)
+# One precompiled <torch/torch.h> per flag set for the whole run, for the
+# compile checks of real-header tests (test/syntax_oracle.py; CI time).
+pch_cache = os.path.join(config.torch_syncfree_bin, "test", "syntax-oracle-pch")
+common = "%s %s --tool %s --plugin %s --clang-tidy %s --clangxx %s --filecheck %s --pch-cache %s" % (
+    python, helper, binary, plugin, clang_tidy, clangxx, config.filecheck, pch_cache)
+config.substitutions.append(("%syntax_pch_cache", pch_cache))
 config.substitutions.append(("%check_torch_sync", common))
 config.substitutions.append(("%torch_syncfree", binary))
 config.substitutions.append(("%tidy_plugin", "%s --load=%s" % (clang_tidy, plugin)))

@@ -3,7 +3,7 @@ of the suite (and one that does not compile) is parsed by `clang++-22
 -fsyntax-only` and analysed by the tool in one batch with its default shortcuts
 (shared PCH, skipped LibTorch instantiations). Prints one line per input and
 a summary.
-usage: parse_parity.py TOOL CLANGXX WORK INPUTS_DIR FLAGS..."""
+usage: parse_parity.py TOOL CLANGXX WORK INPUTS_DIR [--pch-cache=DIR] FLAGS..."""
 import concurrent.futures
 import json
 import os
@@ -14,6 +14,11 @@ import sys
 
 tool, clangxx, work, inputs = sys.argv[1:5]
 flags = sys.argv[5:]
+pch_cache = None
+if flags and flags[0].startswith("--pch-cache="):
+    pch_cache, flags = flags[0].split("=", 1)[1], flags[1:]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from syntax_oracle import syntax_check  # noqa: E402
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(os.path.join(work, "build"))
 files = []
@@ -29,8 +34,8 @@ json.dump([{"directory": work, "file": f, "arguments": ["clang++"] + flags + ["-
 
 
 def clang_ok(path):
-    return subprocess.run([clangxx, "-fsyntax-only"] + flags + [path], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0
+    # With the lit run's shared PCH of <torch/torch.h> (test/syntax_oracle.py).
+    return syntax_check(clangxx, flags, path, pch_cache).returncode == 0
 
 
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
