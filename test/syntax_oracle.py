@@ -5,7 +5,9 @@ parse of LibTorch's headers costs 10-15 s, loading the PCH about 1 s).
 Only a file whose first directive is `#include <torch/torch.h>` (comments and
 blank lines before it) uses the PCH: then compiling it with the header already
 loaded is compiling it as written (the header's include guard skips the second
-inclusion). Any other file, or a PCH that cannot be built, is parsed in full.
+inclusion). Any other file, or a PCH that cannot be built, is parsed in full,
+and so is a file the PCH parse rejects (the verdict "does not compile" is always
+a full parse's).
 The PCH is built once per flag set under a file lock, into a temporary file
 renamed into place, so parallel tests wait for one build and never read half a
 file."""
@@ -69,5 +71,10 @@ def syntax_check(clangxx, flags, path, cache_dir=None, extra=()):
     cmd = [clangxx, "-fsyntax-only"] + list(extra) + list(flags)
     pch = _pch(clangxx, flags, cache_dir) if cache_dir and _starts_with_torch(path) else None
     if pch:
-        cmd += ["-include-pch", pch]
+        proc = subprocess.run(cmd + ["-include-pch", pch, path], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        if proc.returncode == 0:
+            return proc
+        # A failure is confirmed by a full parse: a PCH made stale by headers
+        # changed since it was built must not fail a test.
     return subprocess.run(cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
