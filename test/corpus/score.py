@@ -17,7 +17,9 @@ inside a loop (torch-sync-call-in-loop); elsewhere its syncs are counted once, w
 they are, in the callee.
 
 A finding that names several lines (torch-sync-coalesce's run of reads) also
-counts on the named lines no other finding reports. Findings match annotations on the same line (which check reports a site is the
+counts on the named lines no other finding reports; when other findings report
+all of them, it is a summary of those sites and counts only if it names a line
+that is not an annotated sync (then against precision). Findings match annotations on the same line (which check reports a site is the
 tool's business; that it is found, and its class, are scored). Printed:
 recall (annotations found), precision (findings annotated), class accuracy (matched
 findings whose dependency class is the annotated one) and false positives per 1,000
@@ -97,17 +99,23 @@ def main():
         total_lines += lines
         name = os.path.basename(path)
         got = {}
-        covering = []
+        runs = []
         for f in findings.get(os.path.realpath(path), []):
-            got.setdefault(f["line"], []).append((f["dependency"], f["check"]))
             # A finding that names the sites it covers ("3 `item()` reads ... (lines
-            # 12, 14, 15)") also stands for the named sites no other finding reports.
+            # 12, 14, 15)") stands for the named sites no other finding reports; one
+            # whose sites are all reported by others is a summary of them (counted
+            # once, against precision, only if it names a line that is no sync).
             named = re.search(r"\(lines ([0-9, ]+)\)", f["message"])
             if named:
-                covering += [(int(n), f) for n in named.group(1).split(",") if int(n) != f["line"]]
-        for line, f in covering:
-            if line not in got:
-                got[line] = [(f["dependency"], f["check"])]
+                runs.append((sorted({int(n) for n in named.group(1).split(",")} | {f["line"]}), f))
+            else:
+                got.setdefault(f["line"], []).append((f["dependency"], f["check"]))
+        for lines_named, f in runs:
+            uncovered = [n for n in lines_named if n not in got]
+            for n in uncovered:
+                got[n] = [(f["dependency"], f["check"])]
+            if not uncovered and any(n not in sites for n in lines_named):
+                got.setdefault(f["line"], []).append((f["dependency"], f["check"]))
         annotated += sum(len(v) for v in sites.values())
         reported += sum(len(v) for v in got.values())
         if cpu_only:
