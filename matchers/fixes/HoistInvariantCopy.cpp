@@ -131,6 +131,25 @@ bool accessorOnlyRead(TranslationUnitAnalysis &TU, const CallExpr *Accessor) {
                       [&](const DeclRefExpr *Use) { return subscriptsOnlyRead(Ctx, Use); });
 }
 
+/// The tensor variable an `item` read reads: `x[i].item<T>()` (i a host
+/// integer) and, with \p Whole, `x.item<T>()`; nullptr for any other read.
+const DeclRefExpr *itemReadTensor(const CallExpr *Read, bool Whole) {
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Read);
+  if (!Member || calleeName(Member) != "item")
+    return nullptr;
+  const Expr *Object = ignoreWrappers(Member->getImplicitObjectArgument());
+  if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Object)) {
+    if (Subscript->getOperator() != OO_Subscript || Subscript->getNumArgs() != 2 ||
+        !Subscript->getArg(1)->IgnoreImpCasts()->getType()->isIntegralOrEnumerationType())
+      return nullptr;
+    Object = ignoreWrappers(Subscript->getArg(0));
+  } else if (!Whole) {
+    return nullptr;
+  }
+  const auto *Tensor = dyn_cast_or_null<DeclRefExpr>(Object);
+  return Tensor && isa<VarDecl>(Tensor->getDecl()) && isTensorType(Tensor->getType()) ? Tensor : nullptr;
+}
+
 /// The question "may this write the copied tensor's memory", for one region
 /// of code: a loop, or the statements between two reads of a block.
 class RegionWrites {
@@ -522,18 +541,7 @@ invariantElementReads(TranslationUnitAnalysis &TU, const CallExpr *Item,
   ASTContext &Ctx = TU.context();
   const SourceManager &SM = Ctx.getSourceManager();
   // `x[i].item<T>()`, x a variable, i a host integer.
-  auto Element = [](const CallExpr *Read) -> const DeclRefExpr * {
-    const auto *Member = dyn_cast<CXXMemberCallExpr>(Read);
-    if (!Member || calleeName(Member) != "item")
-      return nullptr;
-    const auto *Subscript =
-        dyn_cast_or_null<CXXOperatorCallExpr>(ignoreWrappers(Member->getImplicitObjectArgument()));
-    if (!Subscript || Subscript->getOperator() != OO_Subscript || Subscript->getNumArgs() != 2 ||
-        !Subscript->getArg(1)->IgnoreImpCasts()->getType()->isIntegralOrEnumerationType())
-      return nullptr;
-    const auto *Tensor = dyn_cast<DeclRefExpr>(ignoreWrappers(Subscript->getArg(0)));
-    return Tensor && isa<VarDecl>(Tensor->getDecl()) && isTensorType(Tensor->getType()) ? Tensor : nullptr;
-  };
+  auto Element = [](const CallExpr *Read) { return itemReadTensor(Read, /*Whole=*/false); };
   const DeclRefExpr *Tensor = Element(Item);
   const Stmt *Loop = TU.enclosingLoop(Item);
   const FunctionDecl *FD = Loop ? enclosingFunction(Ctx, Loop) : nullptr;
@@ -637,16 +645,7 @@ std::optional<SharedHostCopy> sharedHostCopy(TranslationUnitAnalysis &TU, const 
   ASTContext &Ctx = TU.context();
   const SourceManager &SM = Ctx.getSourceManager();
   // `x[i].item<T>()` or `x.item<T>()`, x a tensor variable, i a host integer.
-  if (calleeName(Read) != "item")
-    return std::nullopt;
-  const Expr *Object = ignoreWrappers(Read->getImplicitObjectArgument());
-  if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Object)) {
-    if (Subscript->getOperator() != OO_Subscript || Subscript->getNumArgs() != 2 ||
-        !Subscript->getArg(1)->IgnoreImpCasts()->getType()->isIntegralOrEnumerationType())
-      return std::nullopt;
-    Object = ignoreWrappers(Subscript->getArg(0));
-  }
-  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Object);
+  const DeclRefExpr *Ref = itemReadTensor(Read, /*Whole=*/true);
   const auto *X = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
   const FunctionDecl *FD = enclosingFunction(Ctx, Read);
   const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
@@ -780,14 +779,9 @@ std::optional<HostOriginal> hostOriginal(TranslationUnitAnalysis &TU, const CXXM
       (Name == "to" && explicitArgCount(ReadBack) == 1 && isBlockingCopyToHost(ReadBack, TU.oracle(), Ctx));
   if (!Copy && Name != "item")
     return std::nullopt;
-  const Expr *Object = ignoreWrappers(ReadBack->getImplicitObjectArgument());
-  if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Object); Subscript && !Copy) {
-    if (Subscript->getOperator() != OO_Subscript || Subscript->getNumArgs() != 2 ||
-        !Subscript->getArg(1)->IgnoreImpCasts()->getType()->isIntegralOrEnumerationType())
-      return std::nullopt;
-    Object = ignoreWrappers(Subscript->getArg(0));
-  }
-  const auto *DeviceRef = dyn_cast_or_null<DeclRefExpr>(Object);
+  const auto *DeviceRef =
+      Copy ? dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(ReadBack->getImplicitObjectArgument()))
+           : itemReadTensor(ReadBack, /*Whole=*/true);
   const auto *D = DeviceRef ? dyn_cast<VarDecl>(DeviceRef->getDecl()) : nullptr;
   const FunctionDecl *FD = enclosingFunction(Ctx, ReadBack);
   const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
