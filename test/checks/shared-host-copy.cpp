@@ -162,3 +162,19 @@ int64_t other_block(const torch::Tensor &csum, bool dump) {
   return csum[0].item<int64_t>();
   // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: {{.*}}; true dependency: {{.*}}; if the host must decide, decide on the device instead (`torch::where`, masks) or read the value less often [torch-sync-item]
 }
+
+// A tensor made on the CPU: its read waits for nothing, no finding.
+int64_t cpu_tensor(const std::vector<int64_t> &lengths) {
+  auto csum = torch::tensor(lengths).cumsum(0);
+  auto host = csum.cpu();
+  return csum[-1].item<int64_t>() + host.size(0);
+}
+
+// A function template: fixed in its source (the analysed instantiation).
+template <typename T> int64_t in_template(const T &csum) {
+  auto host = csum.cpu();
+  return csum[0].template item<int64_t>() + host.size(0);
+  // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: {{.*}}; `csum` is also copied to the host at line [[@LINE-2]] (`host`): read the element from that copy (one wait fewer per call) [torch-sync-item]
+}
+int64_t use_template(const torch::Tensor &t) { return in_template(t); }
+// CHECK-FIXES: return host[0].template item<int64_t>() + host.size(0);
