@@ -618,10 +618,7 @@ static bool escapes(ASTContext &Ctx, const Expr *Target) {
   const FunctionDecl *FD = Call->getDirectCallee();
   // LibTorch does not move tensors behind a reference; std::get/begin/end only
   // give access (their results are followed where they are used).
-  if (FD && (isInTorchNamespace(FD) || isStdMove(Call) || stdGetIndex(Call) ||
-             (FD->isInStdNamespace() && FD->getDeclName().isIdentifier() &&
-              (containerOp(FD->getName()) == ContainerOp::Iterate ||
-               containerOp(FD->getName()) == ContainerOp::Inspect))))
+  if (FD && (isInTorchNamespace(FD) || isStdMove(Call) || onlyGivesAccess(Call)))
     return false;
   for (unsigned I = 0; I < Call->getNumArgs(); ++I)
     if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Target) && argumentMayBeModified(FD, I))
@@ -898,7 +895,7 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
                 elementPlacement(CO->getFalseExpr(), Index));
   if (const auto *DRE = dyn_cast<DeclRefExpr>(C)) {
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      return containerVariablePlacement(VD, Index);
+      return containerVariablePlacement(VD, Index, DRE);
     return Placement::Unknown;
   }
   // A container field of the program's own class (`std::vector<Tensor> rows_`).
@@ -931,7 +928,8 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
 }
 
 std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl *VD,
-                                                                  std::optional<unsigned> Index) {
+                                                                  std::optional<unsigned> Index,
+                                                                  const DeclRefExpr *Read) {
   if (isa<ParmVarDecl>(VD))
     return Placement::Unknown;
   if (!VD->hasLocalStorage() && !VD->isStaticLocal()) {
@@ -942,11 +940,17 @@ std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl 
   const Stmt *Body = owningBody(VD);
   if (!Body || !InProgress.insert(VD).second)
     return std::nullopt;
+  // A local's elements are states of its function's flow; a static local's
+  // stores of earlier calls reach every read.
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  const FunctionValueFlow *Flow = Read && VD->hasLocalStorage() && FD ? TU.valueFlow(FD) : nullptr;
+  auto Unseen = [&](std::optional<bool> Reaches) { return Reaches && !*Reaches; };
   std::optional<Placement> Result;
-  if (const Expr *Init = VD->getInit())
+  if (const Expr *Init = VD->getInit(); Init && !(Flow && Unseen(Flow->declarationReaches(VD, Read))))
     Result = elementPlacement(Init, Index);
   for (const DeclRefExpr *Ref : TU.referencesTo(*Body, VD))
-    Result = join(Result, containerUsePlacement(Ref, Index));
+    if (!(Flow && Unseen(Flow->storeReaches(Ref, Read))))
+      Result = join(Result, containerUsePlacement(Ref, Index));
   InProgress.erase(VD);
   return Result;
 }

@@ -95,8 +95,11 @@ private:
   /// list) live: element \p Index when known, else every element.
   std::optional<Placement> elementPlacement(const clang::Expr *Container,
                                             std::optional<unsigned> Index);
-  std::optional<Placement> containerVariablePlacement(const clang::VarDecl *VD,
-                                                      std::optional<unsigned> Index);
+  /// A container variable's elements as \p Read (a reference to it) sees them:
+  /// for a local, only its initialiser and the stores that reach Read (the
+  /// value-flow core: not those after it, nor those a `clear()` replaced).
+  std::optional<Placement> containerVariablePlacement(const clang::VarDecl *VD, std::optional<unsigned> Index,
+                                                      const clang::DeclRefExpr *Read);
   /// A tensor field of a class defined in the main file: the join of every value
   /// the TU stores into it (in-class initialiser, constructor initialisers, assignments).
   std::optional<Placement> fieldPlacement(const clang::FieldDecl *FD);

@@ -109,9 +109,11 @@ static Pinning pinningOf(PinningQuery &Q, const Expr *E, unsigned Depth) {
   E = ignoreWrappers(E);
   if (!E || Depth > 16)
     return Pinning::Unknown;
-  // An element of a local container: the join of what is stored into it.
-  if (const ValueDecl *Container = containerOfElement(Ctx, E)) {
-    std::optional<std::vector<TensorStore>> Stores = containerStores(TU, Container);
+  // An element of a local container: the join of what is stored into it
+  // before this read.
+  const Expr *ContainerRead = nullptr;
+  if (const ValueDecl *Container = containerOfElement(Ctx, E, &ContainerRead)) {
+    std::optional<std::vector<TensorStore>> Stores = containerStoresReaching(TU, Container, ContainerRead);
     if (!Stores || Stores->empty())
       return Pinning::Unknown;
     Pinning Result = pinningOf(Q, Stores->front().Value, Depth + 1);

@@ -75,7 +75,7 @@ bool inConstructorOf(ASTContext &Ctx, const Stmt *S, const FieldDecl *Field) {
 /// The container (a storage holding a sequence of tensors) whose element \p E
 /// reads: `c[i]`, `c.at(i)`, `c.front()`, `c.back()`, or the variable of a
 /// range-for over `c`.
-const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
+const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E, const Expr **Reference) {
   E = ignoreWrappers(E);
   const Expr *Container = nullptr;
   if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
@@ -90,7 +90,11 @@ const ValueDecl *containerOfElement(ASTContext &Ctx, const Expr *E) {
       Container = Range->getRangeInit();
   }
   const ValueDecl *Storage = Container ? storageOf(Ctx, Container) : nullptr;
-  return Storage && isTensorSequence(Storage->getType()) ? Storage : nullptr;
+  if (!Storage || !isTensorSequence(Storage->getType()))
+    return nullptr;
+  if (Reference)
+    *Reference = Container->IgnoreParenImpCasts();
+  return Storage;
 }
 
 /// Whether the expression that uses an element read (`v[i]`, `v.at(i)`) may
@@ -133,6 +137,21 @@ static bool initialStores(const Expr *Init, const Stmt *Statement, bool InConstr
       isTensorType(Views->getImplicitObjectArgument()->getType()) &&
       hasApiTrait(calleeName(Views), SplitsIntoViews)) {
     Stores.push_back({Views->getImplicitObjectArgument(), Statement, InConstructor});
+    return true;
+  }
+  // A braced list of tensors (`{a, b}`, `v = {a, b}`): each element is stored.
+  if (const auto *List = dyn_cast<CXXStdInitializerListExpr>(Init))
+    Init = ignoreWrappers(List->getSubExpr());
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Init);
+      Construct && Construct->getNumArgs() == 1 &&
+      isa<CXXStdInitializerListExpr>(ignoreWrappers(Construct->getArg(0))))
+    return initialStores(Construct->getArg(0), Statement, InConstructor, Stores);
+  if (const auto *List = dyn_cast<InitListExpr>(Init)) {
+    for (const Expr *Element : List->inits()) {
+      if (!isTensorType(Element->getType()))
+        return false;
+      Stores.push_back({Element, Statement, InConstructor});
+    }
     return true;
   }
   // An empty container; `vector<Tensor> v(n, t)`, copies and results of other calls are not followed.
@@ -183,6 +202,14 @@ std::optional<std::vector<TensorStore>> containerStores(TranslationUnitAnalysis 
         return std::nullopt;
       continue;
     }
+    // `c = {a, b}`: the container's contents replaced by the list's.
+    if (const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
+        Assign && Assign->getOperator() == OO_Equal && Assign->getNumArgs() == 2 &&
+        ignoreWrappers(Assign->getArg(0)) == ignoreWrappers(Use)) {
+      if (!initialStores(Assign->getArg(1), Assign, InCtor(Assign), Stores))
+        return std::nullopt;
+      continue;
+    }
     if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Op && Op->getOperator() == OO_Subscript) {
       const Stmt *ElementUser = consumerOf(Ctx, Op);
@@ -226,6 +253,23 @@ std::optional<std::vector<TensorStore>> containerStores(TranslationUnitAnalysis 
     }
     return std::nullopt; // passed on, captured, swapped
   }
+  return Stores;
+}
+
+std::optional<std::vector<TensorStore>>
+containerStoresReaching(TranslationUnitAnalysis &TU, const ValueDecl *Container, const Expr *Read) {
+  std::optional<std::vector<TensorStore>> Stores = containerStores(TU, Container);
+  const auto *Local = dyn_cast<VarDecl>(Container);
+  const auto *FD = Local && Local->hasLocalStorage()
+                       ? dyn_cast_or_null<FunctionDecl>(Local->getParentFunctionOrMethod())
+                       : nullptr;
+  const FunctionValueFlow *Flow = FD && Read ? TU.valueFlow(FD) : nullptr;
+  if (!Stores || !Flow)
+    return Stores;
+  llvm::erase_if(*Stores, [&](const TensorStore &Store) {
+    std::optional<bool> Reaches = Flow->reaches(Store.Statement, Container, Read);
+    return Reaches && !*Reaches;
+  });
   return Stores;
 }
 

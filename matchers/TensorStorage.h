@@ -36,8 +36,10 @@ bool inConstructorOf(clang::ASTContext &Ctx, const clang::Stmt *S, const clang::
 
 /// The container (a storage holding a sequence of tensors) whose element \p E
 /// reads: `c[i]`, `c.at(i)`, `c.front()`, `c.back()`, or the variable of a
-/// range-for over `c`; nullptr otherwise.
-const clang::ValueDecl *containerOfElement(clang::ASTContext &Ctx, const clang::Expr *E);
+/// range-for over `c`; nullptr otherwise. \p Reference, when given, receives
+/// the expression that names the container there (the read of it).
+const clang::ValueDecl *containerOfElement(clang::ASTContext &Ctx, const clang::Expr *E,
+                                           const clang::Expr **Reference = nullptr);
 
 /// One value stored into a storage, and the statement that stores it.
 struct TensorStore {
@@ -58,6 +60,15 @@ std::vector<const clang::Expr *> fieldInitialisers(const clang::FieldDecl *Field
 /// element written in place: `c[i].add_(..)`).
 std::optional<std::vector<TensorStore>> containerStores(TranslationUnitAnalysis &TU,
                                                         const clang::ValueDecl *Container);
+
+/// The stores of containerStores that \p Read (a reference to the container)
+/// can see: for a local container, those the value-flow core says reach it
+/// (not those after it, nor those a `clear()` or a reassignment replaced on
+/// every path); for a field or a static, all of them (an earlier call's
+/// stores are there when the function starts).
+std::optional<std::vector<TensorStore>> containerStoresReaching(TranslationUnitAnalysis &TU,
+                                                                const clang::ValueDecl *Container,
+                                                                const clang::Expr *Read);
 
 /// Whether one use of a tensor storage only reads it: the object of a LibTorch
 /// method that does not write (no `_` suffix, no data_ptr/accessor), a

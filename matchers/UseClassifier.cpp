@@ -410,8 +410,14 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
   const SourceManager &SM = Ctx.getSourceManager();
   UseJoin Join{"through " + Name};
   auto Consider = [&](UseVerdict Use) { return Join.add(std::move(Use)); };
+  // The value-flow core says which uses see the stored element: not those
+  // before the store, nor those after a `clear()` or a reassignment.
+  const FunctionValueFlow *Flow = TU.valueFlow(FD);
   for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), Container)) {
     if (startsWithin(SM, Ref, Writer))
+      continue;
+    if (std::optional<bool> Sees = Flow ? Flow->reaches(Writer, Container, Ref) : std::nullopt;
+        Sees && !*Sees)
       continue;
     DynTypedNode ParentNode = firstParent(Ctx, DynTypedNode::create(*Ref));
     const Stmt *Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Ref).get<Stmt>();
@@ -424,10 +430,19 @@ UseVerdict UseClassifier::classifyContainer(const VarDecl *Container, const Stmt
     // Other writes (`c.push_back(...)`, `c.clear()`) and the count of elements,
     // not their values (`for (i = 0; i < c.size(); ++i)`).
     if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent);
-        Member && Member->getMemberDecl()->getDeclName().isIdentifier())
-      if (ContainerOp Op = containerOp(Member->getMemberDecl()->getName());
-          Op == ContainerOp::Add || Op == ContainerOp::Remove || Op == ContainerOp::Inspect)
+        Member && Member->getMemberDecl()->getDeclName().isIdentifier()) {
+      ContainerOp Op = containerOp(Member->getMemberDecl()->getName());
+      if (Op == ContainerOp::Add || Op == ContainerOp::Remove || Op == ContainerOp::Inspect)
         continue;
+      // `c.back()`, `c.at(k)`: a read of an element, whose consumer decides.
+      if (const auto *Access = dyn_cast_or_null<CXXMemberCallExpr>(
+              firstParent(Ctx, DynTypedNode::create(*Member)).get<Stmt>());
+          Access && Op == ContainerOp::ElementAccess) {
+        if (auto True = Consider(classifyUse(Access, Depth + 1)))
+          return *True;
+        continue;
+      }
+    }
     if (const auto *Subscript = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Subscript && Subscript->getOperator() == OO_Subscript) {
       DynTypedNodeList Up = Ctx.getParents(*Subscript);

@@ -5,6 +5,7 @@
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchersInternal.h"
 #include "clang/Basic/DiagnosticFrontend.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -12,16 +13,16 @@
 #include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Frontend/PrecompiledPreamble.h"
 #include "clang/Frontend/Utils.h"
-#include "llvm/Support/Path.h"
+#include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/PreprocessorOptions.h"
-#include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Sema/ExternalSemaSource.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include <optional>
 
 using namespace clang;
@@ -505,6 +506,11 @@ private:
 static std::vector<FindingRecord> runChecksOnce(
     ClangTidyContext &Context, const CompilationDatabase &Compilations, llvm::ArrayRef<std::string> Files,
     const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem, const UnitRunOptions &Options);
+
+void prepareClangForThreads() {
+  (void)clang::ast_matchers::internal::DynTypedMatcher::trueMatcher(
+      clang::ASTNodeKind::getFromNodeKind<clang::Stmt>());
+}
 
 std::vector<FindingRecord> runChecks(ClangTidyContext &Context, const CompilationDatabase &Compilations,
                                      llvm::ArrayRef<std::string> Files,

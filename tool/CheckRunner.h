@@ -89,6 +89,13 @@ bool isCompileError(const clang::tidy::ClangTidyError &E);
 /// A clang error (not a check's finding) among the results: the TU does not compile.
 bool hasCompileError(llvm::ArrayRef<FindingRecord> Errors);
 
+/// Creates, on the calling thread, the singletons clang's libraries create
+/// lazily on first use and then share between threads (the matchers' shared
+/// "true" matcher). Call it before any thread runs checks: their creation then
+/// happens before every use, for ThreadSanitizer too, which cannot see the
+/// guard inside the uninstrumented libclang-cpp.
+void prepareClangForThreads();
+
 std::vector<FindingRecord> runChecks(clang::tidy::ClangTidyContext &Context,
                                      const clang::tooling::CompilationDatabase &Compilations,
                                      llvm::ArrayRef<std::string> Files,

@@ -6,6 +6,7 @@
 // filtering behave exactly as in clang-tidy. This file holds the command line
 // (llvm::cl) and its conversion into one RunOptions; the batch run is the
 // library in batch/ (batch/Batch.h), the language server the one in lsp/.
+#include "CheckRunner.h"
 #include "CompileCommandSanitizer.h"
 #include "UnitWorker.h"
 #include "batch/Batch.h"
@@ -281,6 +282,7 @@ int main(int argc, const char **argv) {
   // Signal handlers that turn a crash on a worker thread into that unit's error
   // (analyseUnits); without a recovery context on the thread, crashes behave as before.
   CrashRecoveryContext::Enable();
+  torch_syncfree::prepareClangForThreads();
 
   std::vector<std::string> RunArguments(argv + 1, argv + argc);
   // --pre-commit: pre-commit appends the staged file names to the hook's

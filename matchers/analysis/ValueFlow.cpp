@@ -1,5 +1,7 @@
 #include "analysis/ValueFlow.h"
 
+#include "analysis/Containers.h"
+
 #include "TorchApi.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
@@ -63,6 +65,20 @@ static const CXXRecordDecl *classWrittenThroughThis(const CallExpr *Call) {
   return nullptr;
 }
 
+/// The implicit `__range` variable of a range-for.
+static bool isRangeOfRangeFor(ASTContext &Ctx, const VarDecl *VD) {
+  const CXXForRangeStmt *Loop = VD->isImplicit() ? rangeForDeclaring(Ctx, VD) : nullptr;
+  return Loop && Loop->getLoopVariable() != VD;
+}
+
+bool onlyGivesAccess(const CallExpr *Call) {
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  if (!FD || !FD->isInStdNamespace() || !FD->getDeclName().isIdentifier())
+    return false;
+  ContainerOp Op = containerOp(FD->getName());
+  return FD->getName() == "get" || Op == ContainerOp::Iterate || Op == ContainerOp::Inspect;
+}
+
 bool isStdTie(const CallExpr *Call) {
   const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
   return FD && FD->isInStdNamespace() && FD->getDeclName().isIdentifier() && FD->getName() == "tie";
@@ -79,8 +95,27 @@ unsigned bindingIndex(const BindingDecl *Binding) {
   return Index;
 }
 
+/// The named container (a variable or a field of `*this` of a std container
+/// type) that E accesses an element of: `c[i]`, `c.at(i)`, `c.front()`.
+static const Expr *elementAccessTarget(const Expr *E) {
+  E = E ? E->IgnoreParenImpCasts() : nullptr;
+  const Expr *Object = nullptr;
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+      Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2)
+    Object = Op->getArg(0);
+  else if (const auto *Member = dyn_cast_or_null<CXXMemberCallExpr>(E);
+           Member && containerOp(calleeName(Member)) == ContainerOp::ElementAccess)
+    Object = Member->getImplicitObjectArgument();
+  if (!Object || !namedVariable(Object) ||
+      !isStdContainer(Object->getType().getNonReferenceType(), /*Maps=*/true))
+    return nullptr;
+  return Object->IgnoreParenImpCasts();
+}
+
 /// The definitions one CFG element makes: a declaration (with its structured
-/// bindings), an assignment to a variable, `std::tie(a, b) = rhs`, or a call
+/// bindings), an assignment to a variable, `std::tie(a, b) = rhs`, an element
+/// stored into a named std container (`c.push_back(v)`, `c[i] = v`; it keeps
+/// the other elements), `c.clear()` (an empty container again), or a call
 /// passing a variable to a non-const reference parameter of code that is not
 /// LibTorch's (LibTorch's in-place functions change contents, not the object).
 static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefinition> &Out) {
@@ -97,24 +132,39 @@ static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefiniti
     }
     return;
   }
+  // `c[i] = v`, `c.at(i) += v` on a container's element (a builtin or a class
+  // assignment).
+  auto ElementStore = [&](const Expr *Left, const Expr *Right) {
+    if (const Expr *Target = elementAccessTarget(Left)) {
+      Out.push_back({Kind::ElementStore, namedVariable(Target), S, Right, std::nullopt, Target});
+      return true;
+    }
+    return false;
+  };
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+    if (Op->isAssignmentOp() && Op->getNumArgs() == 2 && ElementStore(Op->getArg(0), Op->getArg(1)))
+      return;
     if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
       return;
     if (const ValueDecl *Target = namedVariable(Op->getArg(0))) {
-      Out.push_back({Kind::Assigned, Target, S, Op->getArg(1), std::nullopt});
+      Out.push_back(
+          {Kind::Assigned, Target, S, Op->getArg(1), std::nullopt, Op->getArg(0)->IgnoreParenImpCasts()});
       return;
     }
     const auto *Tie = dyn_cast<CallExpr>(ignoreWrappers(Op->getArg(0)));
     if (isStdTie(Tie))
       for (unsigned I = 0; I < Tie->getNumArgs(); ++I)
         if (const ValueDecl *Target = namedVariable(Tie->getArg(I)))
-          Out.push_back({Kind::Assigned, Target, S, Op->getArg(1), I});
+          Out.push_back({Kind::Assigned, Target, S, Op->getArg(1), I, Tie->getArg(I)->IgnoreParenImpCasts()});
     return;
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
+    if (BO->isAssignmentOp() && ElementStore(BO->getLHS(), BO->getRHS()))
+      return;
     if (BO->getOpcode() == BO_Assign)
       if (const ValueDecl *Target = namedVariable(BO->getLHS()))
-        Out.push_back({Kind::Assigned, Target, S, BO->getRHS(), std::nullopt});
+        Out.push_back(
+            {Kind::Assigned, Target, S, BO->getRHS(), std::nullopt, BO->getLHS()->IgnoreParenImpCasts()});
     return;
   }
   const auto *Call = dyn_cast<CallExpr>(S);
@@ -124,12 +174,28 @@ static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefiniti
   if (const CXXRecordDecl *Record = classWrittenThroughThis(Call))
     for (const FieldDecl *Field : Record->fields())
       Out.push_back({Kind::Escaped, Field, S, nullptr, std::nullopt});
-  if (isa<CXXMemberCallExpr>(Call))
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
+    // What a std container's own method does to it (analysis/Containers.h).
+    const Expr *Object = Member->getImplicitObjectArgument();
+    const ValueDecl *Container = Object ? namedVariable(Object) : nullptr;
+    if (!Container || !isStdContainer(Object->getType().getNonReferenceType(), /*Maps=*/true))
+      return;
+    llvm::StringRef Name = calleeName(Member);
+    const Expr *Target = Object->IgnoreParenImpCasts();
+    if (containerOp(Name) == ContainerOp::Add)
+      Out.push_back({Kind::ElementStore, Container, S,
+                     Call->getNumArgs() ? Call->getArg(Call->getNumArgs() - 1) : nullptr, std::nullopt,
+                     Target});
+    else if (Name == "clear")
+      Out.push_back({Kind::Assigned, Container, S, nullptr, std::nullopt, Target});
+    else if (Name == "swap")
+      Out.push_back({Kind::Escaped, Container, S, nullptr, std::nullopt, Target});
     return;
+  }
   const FunctionDecl *FD = Call->getDirectCallee();
   // The tie of `std::tie(a, b) = rhs` is evaluated before the assignment, which
   // defines a and b.
-  if ((FD && isInTorchNamespace(FD)) || isStdTie(Call))
+  if ((FD && isInTorchNamespace(FD)) || isStdTie(Call) || onlyGivesAccess(Call))
     return;
   for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
     const ValueDecl *Target = namedVariable(Call->getArg(I));
@@ -160,6 +226,8 @@ std::unique_ptr<FunctionValueFlow> FunctionValueFlow::build(const FunctionDecl *
         for (ValueDefinition &Definition : Made) {
           Flow->DefinitionAtSite.try_emplace({Definition.Site, Definition.Variable},
                                              Flow->Definitions.size());
+          if (Definition.Target)
+            Flow->DefinitionOfTarget.try_emplace(Definition.Target, Flow->Definitions.size());
           Flow->DefinitionsAt[{Block->getBlockID(), I}].push_back(Flow->Definitions.size());
           Flow->Definitions.push_back(Definition);
         }
@@ -195,9 +263,11 @@ void FunctionValueFlow::findAliases() {
     }
     if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && isa<VarDecl, BindingDecl>(Ref->getDecl())) {
       DynTypedNode Parent = ancestorSkipping<ParenExpr>(Ctx, Ref);
-      if (const auto *Bound = Parent.get<VarDecl>(); Bound && isMutableReference(Bound->getType()) &&
-                                                     Bound->getInit() &&
-                                                     Bound->getInit()->IgnoreParens() == Ref)
+      // A range-for's own `auto &&__range = c;` reaches c's elements only
+      // (through the loop variable), never replaces c.
+      if (const auto *Bound = Parent.get<VarDecl>();
+          Bound && isMutableReference(Bound->getType()) && Bound->getInit() &&
+          Bound->getInit()->IgnoreParens() == Ref && !isRangeOfRangeFor(Ctx, Bound))
         Alias(Ref->getDecl(), Ref);
       if (const auto *Address = Parent.get<UnaryOperator>(); Address && Address->getOpcode() == UO_AddrOf)
         Alias(Ref->getDecl(), Ref);
@@ -246,6 +316,10 @@ void FunctionValueFlow::transfer(const CFGBlock &Block, unsigned End, Definition
     if (Made == DefinitionsAt.end())
       continue;
     for (unsigned Index : Made->second) {
+      if (Definitions[Index].How == ValueDefinition::Kind::ElementStore) {
+        State.set(Index); // the container's other elements stay
+        continue;
+      }
       // Kill the variable's other definitions (and "not yet defined"): few
       // bits are set, so scanning them beats masking with all its definitions.
       const ValueDecl *Variable = Definitions[Index].Variable;
@@ -357,6 +431,25 @@ FunctionValueFlow::assignmentsReaching(const ValueDecl *D, const Expr *Read) con
     Assignments.push_back(&Definition);
   }
   return Assignments;
+}
+
+std::optional<bool> FunctionValueFlow::storeReaches(const Expr *Target, const Expr *Read) const {
+  auto Made = Target ? DefinitionOfTarget.find(Target->IgnoreParenImpCasts()) : DefinitionOfTarget.end();
+  if (Made == DefinitionOfTarget.end())
+    return std::nullopt;
+  std::optional<ReachingDefinitions> At = reachingAt(Definitions[Made->second].Variable, Read);
+  if (!At)
+    return std::nullopt;
+  // An alias may store or clear anywhere: what it keeps is not known here.
+  if (AliasDefinition.count(Definitions[Made->second].Variable))
+    return true;
+  return llvm::is_contained(At->Definitions, Made->second);
+}
+
+std::optional<bool> FunctionValueFlow::declarationReaches(const VarDecl *VD, const Expr *Read) const {
+  DynTypedNodeList Parents = Ctx.getParents(*VD);
+  const auto *Declaration = Parents.empty() ? nullptr : Parents[0].get<DeclStmt>();
+  return Declaration ? reaches(Declaration, VD, Read) : std::nullopt;
 }
 
 bool FunctionValueFlow::sameDefinition(const DeclRefExpr *A, const DeclRefExpr *B) const {

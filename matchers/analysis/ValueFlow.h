@@ -40,9 +40,16 @@ struct ValueDefinition {
     /// assigned by a lambda that captures it by reference: writes through
     /// the alias are not seen, so this definition reaches every read.
     Aliased,
+    /// An element stored into a std container (`c.push_back(v)`, `c[i] = v`,
+    /// `c.insert(..)`): the container's other elements stay, so it kills no
+    /// other definition. Its value is the container's, not one tensor's: the
+    /// facts of a variable treat it as opaque; the container queries below
+    /// follow it.
+    ElementStore,
   };
   Kind How = Kind::Assigned;
-  /// The value is not known at the definition (escaped or aliased).
+  /// The value is not known at the definition (escaped or aliased), or is a
+  /// container's with one more element (an element store).
   bool isOpaque() const { return How != Kind::Assigned; }
   const clang::ValueDecl *Variable = nullptr;
   /// The CFG element that defines it (a DeclStmt, an assignment, a call).
@@ -52,7 +59,17 @@ struct ValueDefinition {
   const clang::Expr *Value = nullptr;
   /// The element of Value given (`auto [a, b] = f();`, `std::tie(a, b) = f();`).
   std::optional<unsigned> Element;
+  /// The expression naming the variable the definition targets (`c` in
+  /// `c.push_back(v)`, `c[i] = v`, `c = d`, `c.clear()`); nullptr for a
+  /// declaration.
+  const clang::Expr *Target = nullptr;
 };
+
+/// Whether Call is a std function that only gives access to its arguments
+/// (`std::get`, `std::begin`/`end`, `std::size`/`empty`): its reference
+/// parameters never replace what they are bound to; the access's result is
+/// followed where it is used.
+bool onlyGivesAccess(const clang::CallExpr *Call);
 
 /// Whether Call is `std::tie(...)` (nullptr: no).
 bool isStdTie(const clang::CallExpr *Call);
@@ -107,6 +124,19 @@ public:
   /// ExprMutationAnalyzer for those.
   bool sameDefinition(const clang::DeclRefExpr *A, const clang::DeclRefExpr *B) const;
 
+  /// Container elements as states of the flow: whether the store into a
+  /// container that \p Target names (the object of `c.push_back(v)`, the base
+  /// of `c[i] = v`, the left side of `c = d`) reaches \p Read, a later
+  /// reference to the container: a store after the read, or one that a
+  /// `c.clear()` or `c = d` replaces on every path, does not. nullopt when the
+  /// core makes no definition at Target (an element read, a store it does not
+  /// model: the caller counts it) or cannot place Read (a lambda).
+  std::optional<bool> storeReaches(const clang::Expr *Target, const clang::Expr *Read) const;
+
+  /// Whether the declaration of \p VD (its initialiser's elements, for a
+  /// container) reaches \p Read; nullopt when the core cannot say.
+  std::optional<bool> declarationReaches(const clang::VarDecl *VD, const clang::Expr *Read) const;
+
   /// Loop invariance: whether every definition of Read's variable that reaches
   /// Read is made outside Loop (a for/while/do/range-for statement of this
   /// function), so the read sees the same object in every iteration.
@@ -135,6 +165,8 @@ private:
   llvm::DenseMap<const clang::ValueDecl *, unsigned> EntryBit;
   /// The definition each (statement, variable) makes, for def-use questions.
   llvm::DenseMap<std::pair<const clang::Stmt *, const clang::ValueDecl *>, unsigned> DefinitionAtSite;
+  /// The definition each target expression makes (ValueDefinition::Target).
+  llvm::DenseMap<const clang::Expr *, unsigned> DefinitionOfTarget;
   /// Per aliased variable: its Aliased definition (placed at no CFG element).
   llvm::DenseMap<const clang::ValueDecl *, unsigned> AliasDefinition;
   void findAliases();

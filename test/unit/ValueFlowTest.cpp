@@ -410,6 +410,38 @@ TEST(ValueFlow, OneContainerVocabularyServesPlacementAndPinning) {
   EXPECT_EQ(P.placement(1), Placement::Unknown);
 }
 
+TEST(ValueFlow, AContainersElementsAreStatesOfItsFlow) {
+  // An element store keeps the other elements (it kills nothing); clear()
+  // and a reassignment replace them all; a read sees the stores that reach it.
+  Parsed P("void f(const torch::Tensor &x, bool reset, int n) {\n"
+           "  std::vector<torch::Tensor> v;\n"
+           "  v.push_back(torch::empty({2}).pin_memory());\n"
+           "  probe(v[0]);\n"
+           "  v.push_back(x.cuda());\n"
+           "  probe(v[0]);\n"
+           "  v.clear();\n"
+           "  v.push_back(torch::ones({2}));\n"
+           "  probe(v.front());\n"
+           "  if (reset)\n"
+           "    v = {x.cuda()};\n"
+           "  probe(v.back());\n"
+           "  std::vector<torch::Tensor> hist(1);\n"
+           "  hist[0] = torch::zeros({1});\n"
+           "  for (int i = 0; i < n; ++i) {\n"
+           "    probe(hist.back());\n"
+           "    hist.push_back(x.cuda());\n"
+           "  }\n"
+           "}");
+  ASSERT_TRUE(P.ok());
+  EXPECT_EQ(P.placement(0), Placement::Cpu);
+  EXPECT_EQ(P.pinning(0), Pinning::Pinned);
+  EXPECT_NE(P.placement(1), Placement::Cpu); // both stores reach
+  EXPECT_EQ(P.placement(2), Placement::Cpu); // clear() replaced the GPU store
+  EXPECT_EQ(P.pinning(2), Pinning::Pageable);
+  EXPECT_NE(P.placement(3), Placement::Cpu); // the branch's reassignment reaches
+  EXPECT_NE(P.placement(4), Placement::Cpu); // the last iteration's store reaches
+}
+
 TEST(ValueFlow, PinningFollowsTheDefinitionsThatReachTheRead) {
   // Before the core, pinning joined every value a variable was ever given
   // (pageable + pinned = unknown) and followed loops only 16 levels deep.
