@@ -43,6 +43,8 @@ struct KindQuery {
   DefinitionFixpoint<ElementKind> Definitions;
   /// Fields whose program-wide stores are being joined.
   llvm::SmallPtrSet<const FieldDecl *, 4> FieldsInProgress;
+  /// Containers whose stores are being joined (`v.push_back(v.back())`).
+  llvm::SmallPtrSet<const ValueDecl *, 4> ContainersInProgress;
 };
 
 static ElementKind kindOf(KindQuery &Q, const Expr *E);
@@ -131,6 +133,21 @@ static ElementKind kindOf(KindQuery &Q, const Expr *E) {
         Args->get(0).getKind() == TemplateArgument::Integral && Pair && isInTorchNamespace(Pair->getDirectCallee()) &&
         hasApiTrait(calleeName(Pair), ValuesAndIndices))
       return Args->get(0).getAsIntegral() == 1 ? ElementKind::Integer : kindOf(Q, calleeObject(Pair));
+  }
+  // An element of a local container: the join of the kinds of the stores
+  // that reach this read (the value-flow core), as its pinning and device are.
+  const Expr *ContainerRead = nullptr;
+  if (const ValueDecl *Container = containerOfElement(Q.TU.context(), E, &ContainerRead)) {
+    std::optional<std::vector<TensorStore>> Stores = containerStoresReaching(Q.TU, Container, ContainerRead);
+    if (!Stores || Stores->empty() || !Q.ContainersInProgress.insert(Container).second)
+      return ElementKind::Unknown;
+    std::optional<ElementKind> Result;
+    for (const TensorStore &Store : *Stores) {
+      ElementKind Kind = kindOf(Q, Store.Value);
+      Result = Result ? joinKinds(*Result, Kind) : Kind;
+    }
+    Q.ContainersInProgress.erase(Container);
+    return Result.value_or(ElementKind::Unknown);
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
     return variableKind(Q, DRE);
@@ -229,7 +246,7 @@ static ElementKind kindOf(KindQuery &Q, const Expr *E) {
 }
 
 ElementKind elementKind(TranslationUnitAnalysis &TU, const Expr *Tensor) {
-  KindQuery Q{TU, {}, {}};
+  KindQuery Q{TU, {}, {}, {}};
   return kindOf(Q, Tensor);
 }
 

@@ -1,4 +1,4 @@
-// RUN: %check_torch_sync %s torch-sync-item,torch-sync-pageable-copy %t -- %mock_flags
+// RUN: %check_torch_sync %s torch-sync-item,torch-sync-pageable-copy,torch-sync-mask-index %t -- %mock_flags
 // Issue 40: a local container's elements are states of the value-flow core.
 // A read of an element sees the container's initialiser and the stores
 // (push_back, `c[i] = v`, ...) that reach it: not those after it, nor those a
@@ -117,4 +117,19 @@ float tuple_access(const torch::Tensor &x) {
   float a = std::get<0>(pair).sum().item<float>(); // CPU
   return a + std::get<1>(pair).sum().item<float>();
   // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: `item()` on a GPU tensor
+}
+
+// Element kind: integer indices first, a mask added later, then only a mask.
+torch::Tensor pick(const torch::Tensor &x, const torch::Tensor &s) {
+  std::vector<torch::Tensor> keys;
+  keys.push_back(torch::randint(4, {2}));
+  auto a = x.index({keys[0]}); // integer indices: the shape is known, no wait
+  keys.push_back(s > 0);
+  auto b = x.index({keys[1]});
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `index({t})` with a tensor that may be a boolean mask
+  keys.clear();
+  keys.push_back(s > 0.5);
+  auto c = x.index({keys.back()});
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: selecting with a boolean mask on a tensor that may be on the GPU
+  return a + b + c;
 }
