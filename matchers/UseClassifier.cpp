@@ -582,8 +582,17 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
     V.LoggedAt = Sink;
     return V;
   };
-  if (isLoggingMacroArgument(E))
+  // TORCH_CHECK's message arguments run only when the check fails: a message.
+  if (isLoggingMacroArgument(E) || isInValidationMessage(Ctx, E->getBeginLoc()))
     return LoggedBy(E);
+  // A use inside `TORCH_CHECK(...)` (reached through a variable: `n = t.item();
+  // TORCH_CHECK(n > 0)`): a validation, whatever the macro expands to (an `if`,
+  // `__builtin_expect`).
+  if (std::string Macro = validationMacro(Ctx, E->getBeginLoc()).str(); !Macro.empty() && Depth > 0) {
+    UseVerdict V = verdict(Dependency::True, "the value is validated by `" + Macro + "(...)` on the host");
+    V.ValidationMacro = Macro;
+    return V;
+  }
 
   DynTypedNode Current = DynTypedNode::create(*E);
   const Expr *CurrentExpr = E;

@@ -4,6 +4,7 @@
 // The callee is evaluated with its tensor parameters bound to the call's
 // arguments, so `log_stats(cpu_tensor)` is not reported and
 // `compute_metrics(gpu_logits)` is.
+#include "Barriers.h"
 #include "CatalogChecks.h"
 #include "CopyCalls.h"
 #include "SyncCalls.h"
@@ -90,20 +91,29 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
       Callee->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
       Path, Syncs, /*Limit=*/16);
   // The call is as necessary as the callee's most necessary wait: the first one
-  // the host needs (a value that decides, a barrier), else the first one no other
-  // fix removes, else the first one. Each value's use is classified where it is
+  // the host needs (a value that decides, a barrier with no reason to be there),
+  // else the first one no other fix removes, else a deliberate barrier (a timer's:
+  // torch-sync-explicit leaves it alone, so the copies are what to cite; issue
+  // 43, item 6), else the first one. Each value's use is classified where it is
   // read, inside the callee.
   std::optional<CalleeSync> Found;
   UseVerdict Use;
-  int FoundRank = 3;
+  std::string BarrierWhy;
+  int FoundRank = 4;
   for (const CalleeSync &Sync : Syncs) {
     bool Logged = Sync.What.Api == "print" || Sync.What.Api == "operator<<";
     UseVerdict V;
     if (Sync.What.ReadsValue && !Logged)
       V = classifier(Ctx).classify(Sync.Site);
-    bool Needed = Sync.What.ReadsValue ? (!Logged && !V.Reason.empty() && V.Kind == Dependency::True)
-                                       : true;
-    int Rank = Sync.FixedElsewhere ? 2 : Needed ? 0 : 1;
+    std::string HostWork, Why;
+    if (!Sync.What.Tensor && !Sync.What.ReadsValue)
+      Why = barrierReason(Sync.Site, analysis(Ctx), HostWork);
+    bool Deliberate = !Why.empty() && HostWork.empty();
+    bool Needed =
+        Sync.What.ReadsValue ? (!Logged && !V.Reason.empty() && V.Kind == Dependency::True) : !Deliberate;
+    int Rank = Sync.FixedElsewhere ? 3 : Deliberate ? 2 : Needed ? 0 : 1;
+    if (Rank < FoundRank)
+      BarrierWhy = Deliberate ? Why : std::string();
     if (Rank < FoundRank) {
       Found = Sync;
       Use = V;
@@ -145,6 +155,9 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   } else if (Found->What.Api == "print" || Found->What.Api == "operator<<") {
     F.Use.Kind = Dependency::False;
     F.Use.Reason = "in the callee, the value is only logged";
+  } else if (!BarrierWhy.empty()) {
+    F.Use.Kind = Dependency::Intentional;
+    F.Use.Reason = "in the callee, " + BarrierWhy;
   } else {
     F.Use.Kind = Dependency::True;
     F.Use.Reason = "the callee needs GPU results on the host";
@@ -153,6 +166,10 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = F.Use.Kind == Dependency::False
                  ? "let the callee return device tensors and read them after the loop or at a "
                    "log interval"
+             : F.Use.Kind == Dependency::Intentional
+                 ? (BarrierWhy.find("timer") != std::string::npos
+                        ? "for timing, CUDA events measure without stalling the host"
+                        : "keep it if every iteration needs it")
                  : "move the host decision out of the loop or onto the device";
   // `f(x)` of a lambda is an operator call: point at the callee's name.
   SourceLocation At = isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc()

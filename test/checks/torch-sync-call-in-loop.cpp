@@ -159,3 +159,37 @@ void factorise_each(const torch::Tensor &batch) {
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: the call to `lu_of` makes the host wait for the GPU (`linalg_lu_factor` on a GPU tensor at line [[@LINE-5]]); true dependency: the callee needs GPU results on the host (every iteration of the loop at line [[@LINE-2]])
   // CHECK-MESSAGES: :[[@LINE-6]]:73: note: the host waits here
 }
+
+#include <chrono>
+
+// Issue 43, item 6: a timer's synchronize in the callee is a deliberate barrier
+// (torch-sync-explicit leaves it alone): the copy that makes the callee wait is
+// cited instead; a callee whose only wait is the timer's is an intentional barrier.
+double timed_step(torch::Tensor &w, const torch::Tensor &x) {
+  auto start = std::chrono::steady_clock::now();
+  w.add_(x);
+  torch::cuda::synchronize();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto host = w.to(torch::kCPU);
+  if (host[0].item<float>() > 1.0f)
+    std::puts("large");
+  return ms;
+}
+double timed_only(torch::Tensor &w, const torch::Tensor &x) {
+  auto start = std::chrono::steady_clock::now();
+  w.add_(x);
+  torch::cuda::synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+void timed_training(torch::Tensor w, const torch::Tensor &x, int steps) {
+  double total = 0;
+  for (int i = 0; i < steps; ++i)
+    total += timed_step(w, x);
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the call to `timed_step` makes the host wait for the GPU (`to(<CPU>)` on a tensor that may be on the GPU at line [[@LINE-15]]); true dependency: in the callee, through `host`, the host reads the tensor's memory (every iteration of the loop at line [[@LINE-2]]); move the host decision out of the loop or onto the device [torch-sync-call-in-loop]
+  // CHECK-MESSAGES: :[[@LINE-16]]:15: note: the host waits here
+  for (int i = 0; i < steps; ++i)
+    total += timed_only(w, x);
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the call to `timed_only` makes the host wait for the GPU (`synchronize` at line [[@LINE-11]]); intentional barrier: in the callee, it brackets a timer or the release of a buffer (every iteration of the loop at line [[@LINE-2]]); for timing, CUDA events measure without stalling the host [torch-sync-call-in-loop]
+  // CHECK-MESSAGES: :[[@LINE-12]]:3: note: the host waits here
+  std::printf("%f\n", total);
+}

@@ -195,3 +195,16 @@ int64_t longest_of(const std::vector<int64_t> &lengths) {
 }
 // CHECK-FIXES: auto lengths_gpu = lengths_cpu.to(torch::kCUDA, /*non_blocking=*/true)
 // CHECK-FIXES: return lengths_gpu.max().item<int64_t>() + lengths_cpu[0].item<int64_t>() + padded.size(1);
+
+// Issue 43, item 6: a value read into a variable and checked by TORCH_CHECK is
+// validated by it (the real macro hides the condition in `__builtin_expect`);
+// a value used only in a check's message is a message.
+int64_t checked_total(const torch::Tensor &x, bool ok) {
+  auto n = x.sum().item<int64_t>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `item()` on a tensor that may be on the GPU {{.*}}; true dependency: through `n`, the value is validated by `TORCH_CHECK(...)` on the host; validate on the device instead (`at::_assert_async(<condition>)` {{.*}} [torch-sync-item]
+  TORCH_CHECK(n > 0, "empty input");
+  float top = x.max().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `item()` on a tensor that may be on the GPU {{.*}}; false dependency: through `top`, the value is only logged{{.*}} [torch-sync-item]
+  TORCH_CHECK(ok, "bad max ", top);
+  return n;
+}
