@@ -80,12 +80,25 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefaul
       ReportIntervalReads(Options.getLocalOrGlobal("ReportIntervalReads", false)),
       RewriteDespiteWaits(Options.getLocalOrGlobal("RewriteDespiteWaits", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")),
+      BlockingFunctionsOption(Options.getLocalOrGlobal("BlockingFunctions", "")),
       LibTorchVersionOption(Options.getLocalOrGlobal("LibTorchVersion", "")) {
   for (StringRef Item : llvm::split(LoggingFunctionsOption, ';')) {
     Item = Item.trim();
     if (!Item.empty())
       ClassifierOpts.LoggingFunctions.push_back(Item.str());
   }
+  for (StringRef Item : llvm::split(BlockingFunctionsOption, ';'))
+    if (!Item.trim().empty())
+      BlockingFunctions.push_back(Item.trim().ltrim(':').str());
+}
+
+bool SyncCheck::isBlockingFunction(const FunctionDecl *FD) const {
+  if (!FD || BlockingFunctions.empty() || !FD->getDeclName().isIdentifier())
+    return false;
+  std::string Qualified = FD->getQualifiedNameAsString();
+  return llvm::any_of(BlockingFunctions, [&](const std::string &Name) {
+    return Name == Qualified || (Name.find("::") == std::string::npos && Name == FD->getName());
+  });
 }
 
 void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -94,6 +107,7 @@ void SyncCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "ReportIntervalReads", ReportIntervalReads);
   Options.store(Opts, "RewriteDespiteWaits", RewriteDespiteWaits);
   Options.store(Opts, "LoggingFunctions", LoggingFunctionsOption);
+  Options.store(Opts, "BlockingFunctions", BlockingFunctionsOption);
   Options.store(Opts, "LibTorchVersion", LibTorchVersionOption);
 }
 

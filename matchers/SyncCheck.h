@@ -161,6 +161,11 @@ protected:
   /// `<check>.Fix` (default true): false reports without fix-its.
   bool FixesEnabled;
 
+  /// `BlockingFunctions` (global or per check, ';'-separated names, qualified
+  /// or not): functions of compiled libraries the tool cannot see that block
+  /// the host until the GPU is done (a library's `copy_to_host`).
+  bool isBlockingFunction(const clang::FunctionDecl *FD) const;
+
 private:
   std::shared_ptr<AnalysisHub> Hub;
   std::optional<CheckId> Identity;
@@ -171,6 +176,8 @@ private:
   bool ReportIntervalReads;
   bool RewriteDespiteWaits;
   std::string LoggingFunctionsOption;
+  std::string BlockingFunctionsOption;
+  std::vector<std::string> BlockingFunctions;
   /// `LibTorchVersion` (global, default ""): the version of units whose headers
   /// do not define `TORCH_VERSION_MAJOR` (<ATen/ATen.h> or <torch/script.h> alone).
   std::string LibTorchVersionOption;

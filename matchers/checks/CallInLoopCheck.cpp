@@ -14,6 +14,7 @@
 
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/Path.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -35,12 +36,32 @@ struct CalleeSync {
 };
 } // namespace
 
+/// An inline function of a library header (a system header that is neither
+/// LibTorch's nor the standard library's) that \p Call calls: header-only
+/// wrappers (`buffer.copy_from_host(..)` around a blocking `cudaMemcpy`) wait
+/// at the user's call (issue 42). Followed for barriers only: what a library
+/// does with a tensor's value is not the user's to classify.
+static const FunctionDecl *libraryWrapper(const CallExpr *Call, ASTContext &Ctx) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Definition = nullptr;
+  if (!Callee || !Callee->hasBody(Definition) || !Definition || isInTorchNamespace(Definition) ||
+      Definition->isInStdNamespace() || !Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
+    return nullptr;
+  const auto *Method = dyn_cast<CXXMethodDecl>(Definition);
+  if (Method && Method->isVirtual())
+    return nullptr;
+  return Definition;
+}
+
 /// The syncs on may-be-GPU values in \p Body (at most \p Limit), following calls
-/// into functions of this TU with their arguments' placements bound.
+/// into functions of this TU with their arguments' placements bound, and into
+/// library wrappers for their barriers (\p BarriersOnly inside them).
 static void findSyncs(const Stmt *Body, TranslationUnitAnalysis &TU, DeviceOracle &Oracle,
                       llvm::function_ref<bool(Placement)> MayBeOnGpu,
                       llvm::function_ref<bool(const CallExpr *)> FixedElsewhere,
-                      std::vector<const FunctionDecl *> &Path, std::vector<CalleeSync> &Found, size_t Limit) {
+                      llvm::function_ref<bool(const FunctionDecl *)> Blocking,
+                      std::vector<const FunctionDecl *> &Path, std::vector<CalleeSync> &Found, size_t Limit,
+                      bool BarriersOnly = false) {
   if (!Body)
     return;
   ASTContext &Ctx = TU.context();
@@ -54,21 +75,49 @@ static void findSyncs(const Stmt *Body, TranslationUnitAnalysis &TU, DeviceOracl
       continue;
     const CallExpr *Call = Site.Call;
     std::optional<SyncCall> Sync = Site.Sync;
+    // A function the user listed as blocking (BlockingFunctions): a barrier.
+    if (const FunctionDecl *FD = Call->getDirectCallee(); !Sync && Blocking(FD))
+      Sync = SyncCall{FD->getName(), nullptr, /*ReadsValue=*/false};
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
         !Sync && MC && isBlockingCopyToHost(MC, Oracle, Ctx))
       Sync = SyncCall{"to(<CPU>)", MC->getImplicitObjectArgument(), /*ReadsValue=*/true};
+    if (Sync && BarriersOnly && (Sync->Tensor || Sync->ReadsValue))
+      continue;
     if (Sync) {
       Placement Where = Sync->Tensor ? Oracle.tensorPlacement(Sync->Tensor) : Placement::Gpu;
       if (MayBeOnGpu(Where))
         Found.push_back(CalleeSync{Call, *Sync, Where, Path, FixedElsewhere(Call)});
-    } else if (const FunctionDecl *Callee = Oracle.followableCallee(Call);
+    } else if (const FunctionDecl *Callee = BarriersOnly ? nullptr : Oracle.followableCallee(Call);
                Callee && Path.size() < 3 && Oracle.pushCallBindings(Call)) {
       Path.push_back(Callee);
-      findSyncs(Callee->getBody(), TU, Oracle, MayBeOnGpu, FixedElsewhere, Path, Found, Limit);
+      findSyncs(Callee->getBody(), TU, Oracle, MayBeOnGpu, FixedElsewhere, Blocking, Path, Found, Limit);
       Path.pop_back();
       Oracle.popCallBindings();
+    } else if (const FunctionDecl *Wrapper = libraryWrapper(Call, Ctx);
+               Wrapper && Path.size() < 3 && llvm::find(Path, Wrapper) == Path.end()) {
+      Path.push_back(Wrapper);
+      findSyncs(Wrapper->getBody(), TU, Oracle, MayBeOnGpu, FixedElsewhere, Blocking, Path, Found, Limit,
+                /*BarriersOnly=*/true);
+      Path.pop_back();
     }
   }
+}
+
+/// The first function on the path to a wait that a library header defines.
+static const FunctionDecl *libraryFunctionOn(llvm::ArrayRef<const FunctionDecl *> Path,
+                                             const SourceManager &SM) {
+  for (const FunctionDecl *FD : Path)
+    if (SM.isInSystemHeader(FD->getLocation()))
+      return FD;
+  return nullptr;
+}
+
+/// "line N" of the wait, in the caller's file; "buffer.h:N" in another file.
+static std::string siteLine(const SourceManager &SM, SourceLocation Site, SourceLocation Caller) {
+  std::string Line = std::to_string(SM.getExpansionLineNumber(Site));
+  if (SM.getFileID(SM.getExpansionLoc(Site)) == SM.getFileID(SM.getExpansionLoc(Caller)))
+    return "line " + Line;
+  return llvm::sys::path::filename(SM.getFilename(SM.getExpansionLoc(Site))).str() + ":" + Line;
 }
 
 void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
@@ -79,8 +128,28 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     return; // headers' own code; direct syncs are the catalog checks' findings
   DeviceOracle &Oracle = oracle(Ctx);
   const FunctionDecl *Callee = Oracle.followableCallee(Call);
-  if (!Callee || !analysis(Ctx).enclosingLoop(Call) || !Oracle.pushCallBindings(Call))
+  const FunctionDecl *Wrapper = Callee ? nullptr : libraryWrapper(Call, Ctx);
+  if (!analysis(Ctx).enclosingLoop(Call))
     return;
+  // A compiled library's function the user listed as blocking, called in the loop.
+  if (const FunctionDecl *Listed = Call->getDirectCallee();
+      !Callee && !Wrapper && isBlockingFunction(Listed)) {
+    Finding F;
+    F.What = "the call to `" + Listed->getNameAsString() +
+             "` makes the host wait for the GPU (listed in the `BlockingFunctions` option)";
+    F.Use.Kind = Dependency::True;
+    F.Use.Reason = "the library blocks the host until the GPU is done";
+    F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
+    F.Remedy = "use the library's asynchronous variant or move the call out of the loop";
+    report(Call->getBeginLoc(), F);
+    return;
+  }
+  if (!Callee && !Wrapper)
+    return;
+  if (Callee && !Oracle.pushCallBindings(Call))
+    return;
+  if (Wrapper)
+    Callee = Wrapper;
   std::vector<const FunctionDecl *> Path{Callee};
   std::vector<CalleeSync> Syncs;
   // Waits the same run removes with their own fixes (an unused clip_grad_norm_, an
@@ -89,7 +158,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
   findSyncs(
       Callee->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
-      Path, Syncs, /*Limit=*/16);
+      [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs, /*Limit=*/16,
+      /*BarriersOnly=*/Wrapper != nullptr);
   // The call is as necessary as the callee's most necessary wait: the first one
   // the host needs (a value that decides, a barrier with no reason to be there),
   // else the first one no other fix removes, else a deliberate barrier (a timer's:
@@ -122,7 +192,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     if (Rank == 0)
       break;
   }
-  Oracle.popCallBindings();
+  if (!Wrapper)
+    Oracle.popCallBindings();
   if (!Found)
     return;
 
@@ -135,11 +206,9 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   for (size_t I = 1; I < Found->Path.size(); ++I)
     Chain += " through `" + Found->Path[I]->getNameAsString() + "`";
   Finding F;
-  F.What = "the call to " + CalleeName + " makes the host wait for the GPU (`" +
-           Found->What.Api.str() + "`" +
-           (Found->What.Tensor ? " on " + tensorPhrase(Found->Where) : std::string()) +
-           " at line " + std::to_string(SM.getExpansionLineNumber(Found->Site->getBeginLoc())) +
-           Chain + ")";
+  F.What = "the call to " + CalleeName + " makes the host wait for the GPU (`" + Found->What.Api.str() + "`" +
+           (Found->What.Tensor ? " on " + tensorPhrase(Found->Where) : std::string()) + " at " +
+           siteLine(SM, Found->Site->getBeginLoc(), Call->getBeginLoc()) + Chain + ")";
   // A value the callee only accumulates or stores may still reach the caller through
   // what the callee returns (a metrics struct): the caller's use of the result decides.
   UseVerdict CallerUse;
@@ -155,6 +224,10 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   } else if (Found->What.Api == "print" || Found->What.Api == "operator<<") {
     F.Use.Kind = Dependency::False;
     F.Use.Reason = "in the callee, the value is only logged";
+  } else if (const FunctionDecl *Library = libraryFunctionOn(Found->Path, SM)) {
+    F.Use.Kind = Dependency::True;
+    F.Use.Reason = "inside the library's `" + Library->getNameAsString() + "`, `" + Found->What.Api.str() +
+                   "` blocks the host until the GPU is done";
   } else if (!BarrierWhy.empty()) {
     F.Use.Kind = Dependency::Intentional;
     F.Use.Reason = "in the callee, " + BarrierWhy;
@@ -166,6 +239,9 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   F.Remedy = F.Use.Kind == Dependency::False
                  ? "let the callee return device tensors and read them after the loop or at a "
                    "log interval"
+             : libraryFunctionOn(Found->Path, SM)
+                 ? "use the library's asynchronous variant (a stream-ordered copy from pinned "
+                   "memory) or move the call out of the loop"
              : F.Use.Kind == Dependency::Intentional
                  ? (BarrierWhy.find("timer") != std::string::npos
                         ? "for timing, CUDA events measure without stalling the host"
