@@ -373,6 +373,7 @@ static bool startsWithin(const SourceManager &SM, const Stmt *Inner, const Stmt 
 
 UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
   UseVerdict Unknown = verdict(Dependency::True, "the value is returned to the caller");
+  Unknown.ReturnedToUnseenCaller = true;
   // The function the return belongs to (a lambda's callers are not followed).
   const FunctionDecl *FD = enclosingFunction(Ctx, Return);
   if (!FD)

@@ -35,6 +35,9 @@ struct UseVerdict {
   /// The value is read inside an assertion or check macro (`assert`,
   /// `TORCH_CHECK`, `AT_ASSERT`, a project's `CHECK`): its name.
   std::string ValidationMacro;
+  /// The value is returned to callers this TU does not show: a caller decides
+  /// (issue 42: the project's callers, when a batch run sees them).
+  bool ReturnedToUnseenCaller = false;
 };
 
 struct ClassifierOptions {

@@ -12,8 +12,10 @@
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 
+#include "clang/AST/Mangle.h"
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
 using namespace clang;
@@ -24,7 +26,21 @@ namespace torch_syncfree {
 void CallInLoopCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
       callExpr(unless(isExpansionInSystemHeader()), matchers::userCode(hub())).bind("call"), this);
+  if (ProjectSummaries)
+    Finder->addMatcher(functionDecl(isDefinition(), unless(isExpansionInSystemHeader())).bind("definition"),
+                       this);
 }
+
+/// The name a function has in every translation unit of the program (its
+/// mangled name: overloads and namespaces apart).
+static std::string linkageName(const FunctionDecl *FD) {
+  clang::ASTNameGenerator Names(FD->getASTContext());
+  return Names.getName(FD);
+}
+
+/// A remark the batch front end reads and removes (tool/batch/ProjectSummaries.cpp):
+/// the prefix, then one JSON object.
+static constexpr llvm::StringLiteral SummaryPrefix = "torch-syncfree summary: ";
 
 namespace {
 struct CalleeSync {
@@ -120,7 +136,147 @@ static std::string siteLine(const SourceManager &SM, SourceLocation Site, Source
   return llvm::sys::path::filename(SM.getFilename(SM.getExpansionLoc(Site))).str() + ":" + Line;
 }
 
+namespace {
+/// The wait a call is cited by, and how the callee uses it.
+struct ChosenWait {
+  CalleeSync Sync;
+  UseVerdict Use;         ///< the value's use where it is read (a value read)
+  std::string BarrierWhy; ///< why a barrier is deliberate ("" when it is not)
+};
+} // namespace
+
+/// The callee's most necessary wait: the first one the host needs (a value that
+/// decides, a barrier with no reason to be there), else the first one no other
+/// fix removes, else a deliberate barrier (a timer's: torch-sync-explicit leaves
+/// it alone, so the copies are what to cite; issue 43, item 6), else the first
+/// one. Each value's use is classified where it is read, inside the callee.
+static std::optional<ChosenWait> chooseWait(llvm::ArrayRef<CalleeSync> Syncs, ASTContext &Ctx,
+                                            TranslationUnitAnalysis &TU, UseClassifier &Classifier) {
+  std::optional<ChosenWait> Chosen;
+  int ChosenRank = 4;
+  for (const CalleeSync &Sync : Syncs) {
+    bool Logged = Sync.What.Api == "print" || Sync.What.Api == "operator<<";
+    UseVerdict V;
+    if (Sync.What.ReadsValue && !Logged)
+      V = Classifier.classify(Sync.Site);
+    std::string HostWork, Why;
+    if (!Sync.What.Tensor && !Sync.What.ReadsValue)
+      Why = barrierReason(Sync.Site, TU, HostWork);
+    bool Deliberate = !Why.empty() && HostWork.empty();
+    bool Needed =
+        Sync.What.ReadsValue ? (!Logged && !V.Reason.empty() && V.Kind == Dependency::True) : !Deliberate;
+    int Rank = Sync.FixedElsewhere ? 3 : Deliberate ? 2 : Needed ? 0 : 1;
+    if (Rank < ChosenRank) {
+      Chosen = ChosenWait{Sync, V, Deliberate ? Why : std::string()};
+      ChosenRank = Rank;
+    }
+    if (Rank == 0)
+      break;
+  }
+  (void)Ctx;
+  return Chosen;
+}
+
+/// "`item` on a GPU tensor at line 12 through `helper`".
+static std::string waitPhrase(const CalleeSync &Sync, const std::string &Where) {
+  std::string Chain;
+  for (size_t I = 1; I < Sync.Path.size(); ++I)
+    Chain += " through `" + Sync.Path[I]->getNameAsString() + "`";
+  return "`" + Sync.What.Api.str() + "`" +
+         (Sync.What.Tensor ? " on " + tensorPhrase(Sync.Where) : std::string()) + " at " + Where + Chain;
+}
+
+/// How the callee uses its chosen wait, for the finding at the call.
+static UseVerdict calleeVerdict(const ChosenWait &Chosen, const SourceManager &SM) {
+  const CalleeSync &Found = Chosen.Sync;
+  UseVerdict V;
+  if (Found.What.ReadsValue && !Chosen.Use.Reason.empty()) {
+    V = Chosen.Use;
+    V.Reason = "in the callee, " + Chosen.Use.Reason;
+  } else if (Found.What.Api == "print" || Found.What.Api == "operator<<") {
+    V.Kind = Dependency::False;
+    V.Reason = "in the callee, the value is only logged";
+  } else if (const FunctionDecl *Library = libraryFunctionOn(Found.Path, SM)) {
+    V.Kind = Dependency::True;
+    V.Reason = "inside the library's `" + Library->getNameAsString() + "`, `" + Found.What.Api.str() +
+               "` blocks the host until the GPU is done";
+  } else if (!Chosen.BarrierWhy.empty()) {
+    V.Kind = Dependency::Intentional;
+    V.Reason = "in the callee, " + Chosen.BarrierWhy;
+  } else {
+    V.Kind = Dependency::True;
+    V.Reason = "the callee needs GPU results on the host";
+  }
+  return V;
+}
+
+/// The remedy of a call's finding, by its class.
+static std::string callRemedy(Dependency Kind, bool InLibrary, const std::string &BarrierWhy) {
+  if (Kind == Dependency::False)
+    return "let the callee return device tensors and read them after the loop or at a log interval";
+  if (InLibrary)
+    return "use the library's asynchronous variant (a stream-ordered copy from pinned memory) or move the "
+           "call out of the loop";
+  if (Kind == Dependency::Intentional)
+    return BarrierWhy.find("timer") != std::string::npos
+               ? "for timing, CUDA events measure without stalling the host"
+               : "keep it if every iteration needs it";
+  return "move the host decision out of the loop or onto the device";
+}
+
+void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  // Functions other units can call: defined in the main file, visible outside
+  // it, not templates (their instances are in the callers' units) nor inline.
+  if (!SM.isInMainFile(SM.getExpansionLoc(Definition->getLocation())) || !Definition->isExternallyVisible() ||
+      Definition->isInlined() || Definition->isTemplated() || Definition->isMain() ||
+      !Definition->getBody() || isa<CXXMethodDecl>(Definition) || Definition->getLocation().isMacroID())
+    return;
+  DeviceOracle &Oracle = oracle(Ctx);
+  std::vector<const FunctionDecl *> Path{Definition};
+  std::vector<CalleeSync> Syncs;
+  auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
+  findSyncs(
+      Definition->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); },
+      FixedElsewhere, [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs,
+      /*Limit=*/16);
+  std::optional<ChosenWait> Chosen = chooseWait(Syncs, Ctx, analysis(Ctx), classifier(Ctx));
+  if (!Chosen)
+    return;
+  SourceLocation Site = SM.getExpansionLoc(Chosen->Sync.Site->getBeginLoc());
+  UseVerdict Use = calleeVerdict(*Chosen, SM);
+  llvm::json::Object Wait{
+      {"what", waitPhrase(Chosen->Sync, llvm::sys::path::filename(SM.getFilename(Site)).str() + ":" +
+                                            std::to_string(SM.getExpansionLineNumber(Site)))},
+      {"file", SM.getFilename(Site).str()},
+      {"offset", SM.getFileOffset(Site)},
+      {"class", dependencyName(Use.Kind)},
+      {"reason", Use.Reason},
+      {"returned", Chosen->Sync.What.ReadsValue && Chosen->Use.ReturnedToUnseenCaller},
+      {"library", libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr},
+      {"barrier", Chosen->BarrierWhy},
+      // The remedy by the class the call ends with (the caller may decide it).
+      {"remedy",
+       llvm::json::Object{
+           {dependencyName(Dependency::False), callRemedy(Dependency::False, false, Chosen->BarrierWhy)},
+           {dependencyName(Dependency::True),
+            callRemedy(Dependency::True, libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr,
+                       Chosen->BarrierWhy)},
+           {dependencyName(Dependency::Intentional),
+            callRemedy(Dependency::Intentional, false, Chosen->BarrierWhy)}}}};
+  llvm::json::Object Record{{"define", linkageName(Definition)}, {"wait", std::move(Wait)}};
+  std::string Text;
+  llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
+  // Facts travel with every finding of a torch-sync check, records included.
+  attachFacts(diag(Definition->getLocation(), "%0", DiagnosticIDs::Remark) << (SummaryPrefix + Text).str(),
+              FindingFacts{});
+}
+
 void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
+  if (const auto *Definition = Result.Nodes.getNodeAs<FunctionDecl>("definition")) {
+    summariseDefinition(Definition, *Result.Context);
+    return;
+  }
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
@@ -144,8 +300,29 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     report(Call->getBeginLoc(), F);
     return;
   }
-  if (!Callee && !Wrapper)
+  if (!Callee && !Wrapper) {
+    // A function of the program defined in another unit: said for the batch,
+    // which joins it with that unit's summary (issue 42).
+    const FunctionDecl *Elsewhere = Call->getDirectCallee();
+    if (ProjectSummaries && Elsewhere && !Elsewhere->hasBody() && Elsewhere->isExternallyVisible() &&
+        !Elsewhere->getBuiltinID() && !isInTorchNamespace(Elsewhere) && !Elsewhere->isInStdNamespace() &&
+        !SM.isInSystemHeader(Elsewhere->getLocation())) {
+      llvm::json::Object Record{{"call", linkageName(Elsewhere)},
+                                {"name", Elsewhere->getNameAsString()},
+                                {"loopLine", classifier(Ctx).enclosingLoopLine(Call)}};
+      if (!Elsewhere->getReturnType()->isVoidType()) {
+        UseVerdict Caller = classifier(Ctx).classify(Call);
+        Record["callerClass"] = dependencyName(Caller.Kind);
+        Record["callerReason"] = Caller.Reason;
+      }
+      std::string Text;
+      llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
+      SourceLocation At =
+          isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc() : Call->getBeginLoc();
+      attachFacts(diag(At, "%0", DiagnosticIDs::Remark) << (SummaryPrefix + Text).str(), FindingFacts{});
+    }
     return;
+  }
   if (Callee && !Oracle.pushCallBindings(Call))
     return;
   if (Wrapper)
@@ -160,93 +337,35 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
       Callee->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
       [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs, /*Limit=*/16,
       /*BarriersOnly=*/Wrapper != nullptr);
-  // The call is as necessary as the callee's most necessary wait: the first one
-  // the host needs (a value that decides, a barrier with no reason to be there),
-  // else the first one no other fix removes, else a deliberate barrier (a timer's:
-  // torch-sync-explicit leaves it alone, so the copies are what to cite; issue
-  // 43, item 6), else the first one. Each value's use is classified where it is
-  // read, inside the callee.
-  std::optional<CalleeSync> Found;
-  UseVerdict Use;
-  std::string BarrierWhy;
-  int FoundRank = 4;
-  for (const CalleeSync &Sync : Syncs) {
-    bool Logged = Sync.What.Api == "print" || Sync.What.Api == "operator<<";
-    UseVerdict V;
-    if (Sync.What.ReadsValue && !Logged)
-      V = classifier(Ctx).classify(Sync.Site);
-    std::string HostWork, Why;
-    if (!Sync.What.Tensor && !Sync.What.ReadsValue)
-      Why = barrierReason(Sync.Site, analysis(Ctx), HostWork);
-    bool Deliberate = !Why.empty() && HostWork.empty();
-    bool Needed =
-        Sync.What.ReadsValue ? (!Logged && !V.Reason.empty() && V.Kind == Dependency::True) : !Deliberate;
-    int Rank = Sync.FixedElsewhere ? 3 : Deliberate ? 2 : Needed ? 0 : 1;
-    if (Rank < FoundRank)
-      BarrierWhy = Deliberate ? Why : std::string();
-    if (Rank < FoundRank) {
-      Found = Sync;
-      Use = V;
-      FoundRank = Rank;
-    }
-    if (Rank == 0)
-      break;
-  }
+  std::optional<ChosenWait> Chosen = chooseWait(Syncs, Ctx, analysis(Ctx), classifier(Ctx));
   if (!Wrapper)
     Oracle.popCallBindings();
-  if (!Found)
+  if (!Chosen)
     return;
+  const CalleeSync *Found = &Chosen->Sync;
 
   std::string CalleeName = Callee->getNameAsString();
   if (isa<CXXMethodDecl>(Callee) && cast<CXXMethodDecl>(Callee)->getParent()->isLambda())
     CalleeName = "the lambda";
   else
     CalleeName = "`" + CalleeName + "`";
-  std::string Chain;
-  for (size_t I = 1; I < Found->Path.size(); ++I)
-    Chain += " through `" + Found->Path[I]->getNameAsString() + "`";
   Finding F;
-  F.What = "the call to " + CalleeName + " makes the host wait for the GPU (`" + Found->What.Api.str() + "`" +
-           (Found->What.Tensor ? " on " + tensorPhrase(Found->Where) : std::string()) + " at " +
-           siteLine(SM, Found->Site->getBeginLoc(), Call->getBeginLoc()) + Chain + ")";
+  F.What = "the call to " + CalleeName + " makes the host wait for the GPU (" +
+           waitPhrase(*Found, siteLine(SM, Found->Site->getBeginLoc(), Call->getBeginLoc())) + ")";
   // A value the callee only accumulates or stores may still reach the caller through
   // what the callee returns (a metrics struct): the caller's use of the result decides.
   UseVerdict CallerUse;
-  if (Found->What.ReadsValue && !Use.Reason.empty() && Use.Kind == Dependency::False &&
+  if (Found->What.ReadsValue && !Chosen->Use.Reason.empty() && Chosen->Use.Kind == Dependency::False &&
       !Callee->getReturnType()->isVoidType())
     CallerUse = classifier(Ctx).classify(Call);
   if (!CallerUse.Reason.empty() && CallerUse.Kind == Dependency::True) {
     F.Use = CallerUse;
     F.Use.Reason = "the callee's result carries the value back: " + CallerUse.Reason;
-  } else if (Found->What.ReadsValue && !Use.Reason.empty()) {
-    F.Use = Use;
-    F.Use.Reason = "in the callee, " + Use.Reason;
-  } else if (Found->What.Api == "print" || Found->What.Api == "operator<<") {
-    F.Use.Kind = Dependency::False;
-    F.Use.Reason = "in the callee, the value is only logged";
-  } else if (const FunctionDecl *Library = libraryFunctionOn(Found->Path, SM)) {
-    F.Use.Kind = Dependency::True;
-    F.Use.Reason = "inside the library's `" + Library->getNameAsString() + "`, `" + Found->What.Api.str() +
-                   "` blocks the host until the GPU is done";
-  } else if (!BarrierWhy.empty()) {
-    F.Use.Kind = Dependency::Intentional;
-    F.Use.Reason = "in the callee, " + BarrierWhy;
   } else {
-    F.Use.Kind = Dependency::True;
-    F.Use.Reason = "the callee needs GPU results on the host";
+    F.Use = calleeVerdict(*Chosen, SM);
   }
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
-  F.Remedy = F.Use.Kind == Dependency::False
-                 ? "let the callee return device tensors and read them after the loop or at a "
-                   "log interval"
-             : libraryFunctionOn(Found->Path, SM)
-                 ? "use the library's asynchronous variant (a stream-ordered copy from pinned "
-                   "memory) or move the call out of the loop"
-             : F.Use.Kind == Dependency::Intentional
-                 ? (BarrierWhy.find("timer") != std::string::npos
-                        ? "for timing, CUDA events measure without stalling the host"
-                        : "keep it if every iteration needs it")
-                 : "move the host decision out of the loop or onto the device";
+  F.Remedy = callRemedy(F.Use.Kind, libraryFunctionOn(Found->Path, SM) != nullptr, Chosen->BarrierWhy);
   // `f(x)` of a lambda is an operator call: point at the callee's name.
   SourceLocation At = isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc()
                                                      : Call->getBeginLoc();

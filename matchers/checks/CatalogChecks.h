@@ -187,7 +187,20 @@ public:
 
 };
 /// torch-sync-call-in-loop: a call in a loop to a function of this TU that syncs.
-TORCH_SYNCFREE_DECLARE_CHECK(CallInLoopCheck)
+/// With `ProjectSummaries` (set by the batch front end, issue 42) it also says,
+/// as remarks the batch joins across units, what each function of the main file
+/// waits for and which calls in loops go to functions defined elsewhere.
+class CallInLoopCheck : public SyncCheck {
+public:
+  CallInLoopCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : SyncCheck(Name, Context), ProjectSummaries(Options.getLocalOrGlobal("ProjectSummaries", false)) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  void summariseDefinition(const clang::FunctionDecl *Definition, clang::ASTContext &Ctx);
+  bool ProjectSummaries;
+};
 /// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one
 /// `torch::stack({...}).cpu()` and host reads of its elements. The fix is opt-in
 /// (`Fix: true`): measured slower on an H200 (see docs/checks/torch-sync-coalesce.md).

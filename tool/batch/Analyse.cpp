@@ -274,7 +274,11 @@ void analyseUnits(const RunOptions &Options, Batch &B) {
         if (StringRef(Error.DiagnosticName).starts_with("torch-sync-"))
           Unit.Findings.push_back(std::move(Error));
       }
-      FindingCount += Unit.Findings.size();
+      // Project summaries (remarks the batch joins later) are no findings.
+      size_t UnitFindings = llvm::count_if(Unit.Findings, [](const FindingRecord &E) {
+        return E.DiagLevel != clang::tidy::ClangTidyError::Remark;
+      });
+      FindingCount += UnitFindings;
       unsigned Finished = ++Done;
       if (ShowProgress) {
         std::lock_guard<std::mutex> Lock(ProgressMutex);
@@ -285,7 +289,7 @@ void analyseUnits(const RunOptions &Options, Batch &B) {
                  << (Finished == Files.size() ? "\n" : "");
         else
           errs() << "torch-syncfree: [" << Finished << "/" << Files.size() << "] " << printable(Files[I])
-                 << ": " << counted(Unit.Findings.size(), "finding") << "\n";
+                 << ": " << counted(UnitFindings, "finding") << "\n";
       }
     };
     // Units start in the order that lets the PCH builds of -jN run side by

@@ -4,7 +4,8 @@
 //   runConfigCommands  --list-checks and kin (Config.cpp)
 //   loadInputs         the database, the files, shards (Inputs.cpp)
 //   analyseUnits       the thread pool, workers, shared PCHs, the results cache (Analyse.cpp)
-//   postProcess        compile errors, one report per place, baselines (PostProcess.cpp)
+//   postProcess        project summaries joined (ProjectSummaries.cpp), compile errors,
+//                      one report per place, baselines (PostProcess.cpp)
 //   printFindings, exportAndFix, printSummary, exitStatus (Output.cpp)
 // A worker process analyses one unit of a run (runWorker, Worker.cpp). There is
 // no mutable state here but the Batch a run owns.
@@ -147,6 +148,9 @@ void analyseUnits(const RunOptions &Options, Batch &B);
 /// Compile errors, one report per finding place (conflicting fixes from two
 /// units dropped), the baseline written or applied.
 std::optional<int> postProcess(const RunOptions &Options, Batch &B);
+/// Joins the units' project summaries (issue 42: a call in a loop to a function
+/// another unit defines) and removes their records (ProjectSummaries.cpp).
+void joinProjectSummaries(Batch &B);
 
 // Output.cpp.
 /// The formatter of --format.

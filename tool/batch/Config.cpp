@@ -43,6 +43,8 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(const RunOptions &
   if (LanguageServer)
     Overrides.CheckOptions["HelperInEveryFix"] = ClangTidyOptions::ClangTidyValue("true");
   else {
+    // Facts across units, joined after the run (batch/ProjectSummaries.cpp).
+    Overrides.CheckOptions["ProjectSummaries"] = ClangTidyOptions::ClangTidyValue("true");
     if (Options.ProfileAddsIntervalReads)
       Overrides.CheckOptions["ReportIntervalReads"] = ClangTidyOptions::ClangTidyValue("true");
     if (Options.ProfileAddsModuleMoves)

@@ -23,6 +23,7 @@ std::optional<int> postProcess(const RunOptions &Options, Batch &B) {
   auto &CompileFailed = B.CompileFailed;
   auto &Reported = B.Reported;
   auto &Baselined = B.Baselined;
+  joinProjectSummaries(B);
   if (Options.ProfileAddsIntervalReads || Options.ProfileAddsModuleMoves)
     for (UnitResult &Unit : Units)
       Unit.Findings.erase(
