@@ -128,7 +128,15 @@ const Stmt *TranslationUnitAnalysis::enclosingLoop(const Stmt *S) {
     if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
       break;
     if (const auto *Ancestor = Node.get<Stmt>()) {
-      if (IsLoop(Ancestor)) {
+      // A for's init and a range-for's range run once, before the loop: what
+      // they hold is in the loops around it, not in this one.
+      const Stmt *Child = Path.back();
+      const auto *For = dyn_cast<ForStmt>(Ancestor);
+      const auto *Range = dyn_cast<CXXForRangeStmt>(Ancestor);
+      bool BeforeTheLoop = (For && Child == For->getInit()) ||
+                           (Range && (Child == Range->getInit() || Child == Range->getRangeStmt() ||
+                                      Child == Range->getBeginStmt() || Child == Range->getEndStmt()));
+      if (IsLoop(Ancestor) && !BeforeTheLoop) {
         Answer = Ancestor;
         break;
       }

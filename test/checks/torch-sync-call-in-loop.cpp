@@ -193,3 +193,21 @@ void timed_training(torch::Tensor w, const torch::Tensor &x, int steps) {
   // CHECK-MESSAGES: :[[@LINE-12]]:3: note: the host waits here
   std::printf("%f\n", total);
 }
+
+// A range-for's range and a for's init run once, before the loop: no finding
+// for the loop (the waits inside are torch-sync-item's, once).
+static std::vector<float> host_values(const torch::Tensor &t) {
+  std::vector<float> out;
+  out.push_back(t.max().item<float>());
+  return out;
+}
+static int count_of(const torch::Tensor &t) { return static_cast<int>(t.sum().item<float>()); }
+float once_before_the_loop() {
+  auto t = torch::ones({4}, torch::kCUDA);
+  float total = 0;
+  for (float v : host_values(t))
+    total += v;
+  for (int i = 0, n = count_of(t); i < n; ++i)
+    total += i;
+  return total;
+}

@@ -27,6 +27,10 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(const RunOptions &
   // --fix formats the lines it changes with the file's .clang-format, if any
   // (exportAndFix); --ignore-repo-config ignores that file too.
   Defaults.FormatStyle = Options.IgnoreRepoConfig ? "none" : "file";
+  // Facts across units, joined after the run (batch/ProjectSummaries.cpp); a
+  // default, so `ProjectSummaries: false` in a configuration turns them off.
+  if (!LanguageServer)
+    Defaults.CheckOptions["ProjectSummaries"] = ClangTidyOptions::ClangTidyValue("true");
   ClangTidyOptions Overrides;
   if (!Options.ChecksGlobs.empty())
     Overrides.Checks = "-*," + Options.ChecksGlobs;
@@ -43,8 +47,6 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(const RunOptions &
   if (LanguageServer)
     Overrides.CheckOptions["HelperInEveryFix"] = ClangTidyOptions::ClangTidyValue("true");
   else {
-    // Facts across units, joined after the run (batch/ProjectSummaries.cpp).
-    Overrides.CheckOptions["ProjectSummaries"] = ClangTidyOptions::ClangTidyValue("true");
     if (Options.ProfileAddsIntervalReads)
       Overrides.CheckOptions["ReportIntervalReads"] = ClangTidyOptions::ClangTidyValue("true");
     if (Options.ProfileAddsModuleMoves)
