@@ -150,8 +150,8 @@ struct ChosenWait {
 /// fix removes, else a deliberate barrier (a timer's: torch-sync-explicit leaves
 /// it alone, so the copies are what to cite; issue 43, item 6), else the first
 /// one. Each value's use is classified where it is read, inside the callee.
-static std::optional<ChosenWait> chooseWait(llvm::ArrayRef<CalleeSync> Syncs, ASTContext &Ctx,
-                                            TranslationUnitAnalysis &TU, UseClassifier &Classifier) {
+static std::optional<ChosenWait> chooseWait(llvm::ArrayRef<CalleeSync> Syncs, TranslationUnitAnalysis &TU,
+                                            UseClassifier &Classifier) {
   std::optional<ChosenWait> Chosen;
   int ChosenRank = 4;
   for (const CalleeSync &Sync : Syncs) {
@@ -173,7 +173,6 @@ static std::optional<ChosenWait> chooseWait(llvm::ArrayRef<CalleeSync> Syncs, AS
     if (Rank == 0)
       break;
   }
-  (void)Ctx;
   return Chosen;
 }
 
@@ -240,7 +239,7 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
       Definition->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); },
       FixedElsewhere, [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs,
       /*Limit=*/16);
-  std::optional<ChosenWait> Chosen = chooseWait(Syncs, Ctx, analysis(Ctx), classifier(Ctx));
+  std::optional<ChosenWait> Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
   if (!Chosen)
     return;
   SourceLocation Site = SM.getExpansionLoc(Chosen->Sync.Site->getBeginLoc());
@@ -337,7 +336,7 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
       Callee->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); }, FixedElsewhere,
       [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs, /*Limit=*/16,
       /*BarriersOnly=*/Wrapper != nullptr);
-  std::optional<ChosenWait> Chosen = chooseWait(Syncs, Ctx, analysis(Ctx), classifier(Ctx));
+  std::optional<ChosenWait> Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
   if (!Wrapper)
     Oracle.popCallBindings();
   if (!Chosen)
