@@ -26,6 +26,12 @@ struct Finding {
   FindingFacts Facts;
 };
 
+/// A project summary record (issue 42): a remark of torch-sync-call-in-loop
+/// whose text is this prefix and one JSON object; the batch front end joins
+/// and removes them (tool/batch/ProjectSummaries.cpp).
+inline constexpr llvm::StringLiteral ProjectSummaryPrefix = "torch-syncfree summary: ";
+inline constexpr llvm::StringLiteral ProjectSummaryCheck = "torch-sync-call-in-loop";
+
 /// Formats "<what>; <class>: <why>[ (every iteration of the loop at line N | under the
 /// log interval `<condition>` at line N)][; <remedy>]".
 std::string formatMessage(const Finding &F);

@@ -38,10 +38,6 @@ static std::string linkageName(const FunctionDecl *FD) {
   return Names.getName(FD);
 }
 
-/// A remark the batch front end reads and removes (tool/batch/ProjectSummaries.cpp):
-/// the prefix, then one JSON object.
-static constexpr llvm::StringLiteral SummaryPrefix = "torch-syncfree summary: ";
-
 namespace {
 struct CalleeSync {
   const CallExpr *Site = nullptr;      ///< the syncing call inside the callee
@@ -267,7 +263,8 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
   std::string Text;
   llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
   // Facts travel with every finding of a torch-sync check, records included.
-  attachFacts(diag(Definition->getLocation(), "%0", DiagnosticIDs::Remark) << (SummaryPrefix + Text).str(),
+  attachFacts(diag(Definition->getLocation(), "%0", DiagnosticIDs::Remark)
+                  << (ProjectSummaryPrefix + Text).str(),
               FindingFacts{});
 }
 
@@ -318,7 +315,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
       llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
       SourceLocation At =
           isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc() : Call->getBeginLoc();
-      attachFacts(diag(At, "%0", DiagnosticIDs::Remark) << (SummaryPrefix + Text).str(), FindingFacts{});
+      attachFacts(diag(At, "%0", DiagnosticIDs::Remark) << (ProjectSummaryPrefix + Text).str(),
+                  FindingFacts{});
     }
     return;
   }

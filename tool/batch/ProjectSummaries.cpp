@@ -20,8 +20,6 @@ using namespace llvm;
 namespace torch_syncfree {
 
 namespace {
-constexpr llvm::StringLiteral SummaryPrefix = "torch-syncfree summary: ";
-constexpr llvm::StringLiteral SummaryCheck = "torch-sync-call-in-loop";
 
 struct CallRecord {
   size_t Unit;
@@ -32,10 +30,11 @@ struct CallRecord {
 
 /// The record a summary remark carries; nullopt for any other finding.
 static std::optional<json::Object> summaryRecord(const FindingRecord &E) {
-  if (E.DiagLevel != tidy::ClangTidyError::Remark || E.DiagnosticName != SummaryCheck ||
-      !StringRef(E.Message.Message).starts_with(SummaryPrefix))
+  if (E.DiagLevel != tidy::ClangTidyError::Remark || E.DiagnosticName != ProjectSummaryCheck ||
+      !StringRef(E.Message.Message).starts_with(ProjectSummaryPrefix))
     return std::nullopt;
-  Expected<json::Value> Parsed = json::parse(StringRef(E.Message.Message).drop_front(SummaryPrefix.size()));
+  Expected<json::Value> Parsed =
+      json::parse(StringRef(E.Message.Message).drop_front(ProjectSummaryPrefix.size()));
   if (!Parsed) {
     consumeError(Parsed.takeError());
     return std::nullopt;
