@@ -6,6 +6,7 @@
 #include "TorchApi.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
+#include "clang/AST/Mangle.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -79,6 +80,7 @@ SyncCheck::SyncCheck(StringRef Name, ClangTidyContext *Context, bool FixByDefaul
       OnlyDefiniteGPU(Options.getLocalOrGlobal("OnlyDefiniteGPU", false)),
       ReportIntervalReads(Options.getLocalOrGlobal("ReportIntervalReads", false)),
       RewriteDespiteWaits(Options.getLocalOrGlobal("RewriteDespiteWaits", false)),
+      ProjectSummariesOption(Options.getLocalOrGlobal("ProjectSummaries", false)),
       LoggingFunctionsOption(Options.getLocalOrGlobal("LoggingFunctions", "")),
       BlockingFunctionsOption(Options.getLocalOrGlobal("BlockingFunctions", "")),
       LibTorchVersionOption(Options.getLocalOrGlobal("LibTorchVersion", "")) {
@@ -159,15 +161,37 @@ void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint>
   // remedy: one wait per interval, not per step.
   if (F.Use.IntervalLine && !ReportIntervalReads)
     return;
-  auto Diag = diag(Loc, "%0") << formatMessage(F);
-  FindingFacts Facts = F.Facts;
-  Facts.Class = F.Use.Kind;
-  Facts.LoopLine = F.Use.LoopLine;
-  Facts.IntervalRead = F.Use.IntervalLine != 0;
-  attachFacts(Diag, Facts);
-  if (FixesEnabled)
-    for (const FixItHint &Fix : Fixes)
-      Diag << Fix;
+  {
+    auto Diag = diag(Loc, "%0") << formatMessage(F);
+    FindingFacts Facts = F.Facts;
+    Facts.Class = F.Use.Kind;
+    Facts.LoopLine = F.Use.LoopLine;
+    Facts.IntervalRead = F.Use.IntervalLine != 0;
+    attachFacts(Diag, Facts);
+    if (FixesEnabled)
+      for (const FixItHint &Fix : Fixes)
+        Diag << Fix;
+  } // emitted here, before the record that refers to it
+  // A value returned to callers this unit does not show: the batch takes its
+  // class from the project's callers of ReturnedBy (issue 42).
+  if (F.Use.ReturnedToUnseenCaller && F.Use.ReturnedBy && projectSummaries())
+    emitSummaryRecord(Loc, llvm::json::Object{{"returnedBy", linkageName(F.Use.ReturnedBy)},
+                                              {"internal", !F.Use.ReturnedBy->isExternallyVisible()},
+                                              {"name", F.Use.ReturnedBy->getNameAsString()},
+                                              {"what", F.What},
+                                              {"loopLine", F.Use.LoopLine}});
+}
+
+void SyncCheck::emitSummaryRecord(SourceLocation Loc, llvm::json::Object Record) {
+  std::string Text;
+  llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
+  // Facts travel with every finding of a torch-sync check, records included.
+  attachFacts(diag(Loc, "%0", DiagnosticIDs::Remark) << (ProjectSummaryPrefix + Text).str(), FindingFacts{});
+}
+
+std::string SyncCheck::linkageName(const FunctionDecl *FD) {
+  clang::ASTNameGenerator Names(FD->getASTContext());
+  return Names.getName(FD);
 }
 
 std::string SyncCheck::noGainReason(ASTContext &Ctx, ArrayRef<const Stmt *> Sites) {

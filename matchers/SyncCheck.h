@@ -11,6 +11,7 @@
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "clang/Tooling/Transformer/RewriteRule.h"
+#include "llvm/Support/JSON.h"
 #include <memory>
 #include <optional>
 
@@ -167,6 +168,17 @@ protected:
   /// `<check>.Fix` (default true): false reports without fix-its.
   bool FixesEnabled;
 
+  /// Project summaries (issue 42): on in batch runs (`ProjectSummaries`, set by
+  /// the batch front end) while torch-sync-call-in-loop, which says what each
+  /// unit defines and calls, runs too.
+  bool projectSummaries() const { return ProjectSummariesOption && isCheckEnabled(ProjectSummaryCheck); }
+  /// Emits one project summary record at \p Loc: a remark the batch joins and
+  /// removes (tool/batch/ProjectSummaries.cpp).
+  void emitSummaryRecord(clang::SourceLocation Loc, llvm::json::Object Record);
+  /// The name a function has in every translation unit of the program (its
+  /// mangled name: overloads and namespaces apart).
+  static std::string linkageName(const clang::FunctionDecl *FD);
+
   /// `BlockingFunctions` (global or per check, ';'-separated names, qualified
   /// or not): functions of compiled libraries the tool cannot see that block
   /// the host until the GPU is done (a library's `copy_to_host`).
@@ -181,6 +193,7 @@ private:
   /// only under a log interval (`if (step % N == 0)`), with the interval.
   bool ReportIntervalReads;
   bool RewriteDespiteWaits;
+  bool ProjectSummariesOption;
   std::string LoggingFunctionsOption;
   std::string BlockingFunctionsOption;
   std::vector<std::string> BlockingFunctions;

@@ -378,6 +378,7 @@ UseVerdict UseClassifier::classifyReturned(const Stmt *Return, unsigned Depth) {
   const FunctionDecl *FD = enclosingFunction(Ctx, Return);
   if (!FD)
     return Unknown;
+  Unknown.ReturnedBy = FD;
   // Callers elsewhere cannot be seen: follow only a program's own functions.
   if (!FD || Depth > 4 || !TU.callersAllVisible(FD))
     return Unknown;

@@ -38,6 +38,9 @@ struct UseVerdict {
   /// The value is returned to callers this TU does not show: a caller decides
   /// (issue 42: the project's callers, when a batch run sees them).
   bool ReturnedToUnseenCaller = false;
+  /// With ReturnedToUnseenCaller: the function whose callers decide (a batch
+  /// run joins its callers' uses across units, tool/batch/ProjectSummaries.cpp).
+  const clang::FunctionDecl *ReturnedBy = nullptr;
 };
 
 struct ClassifierOptions {

@@ -503,9 +503,11 @@ private:
 };
 } // namespace
 
-static std::vector<FindingRecord> runChecksOnce(
-    ClangTidyContext &Context, const CompilationDatabase &Compilations, llvm::ArrayRef<std::string> Files,
-    const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem, const UnitRunOptions &Options);
+static std::vector<FindingRecord>
+runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
+              llvm::ArrayRef<std::string> Files,
+              const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem,
+              const UnitRunOptions &Options, const IntrusiveRefCntPtr<DiagnosticIDs> &IDs);
 
 void prepareClangForThreads() {
   (void)clang::ast_matchers::internal::DynTypedMatcher::trueMatcher(
@@ -516,7 +518,12 @@ std::vector<FindingRecord> runChecks(ClangTidyContext &Context, const Compilatio
                                      llvm::ArrayRef<std::string> Files,
                                      const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem,
                                      const UnitRunOptions &Options) {
-  std::vector<FindingRecord> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options);
+  // One set of diagnostic IDs for both parses: the context maps each check's
+  // custom diagnostic ID to its name once, so a second parse numbering them
+  // afresh would name a finding after the check that said something first in
+  // the first parse.
+  IntrusiveRefCntPtr<DiagnosticIDs> IDs = DiagnosticIDs::create();
+  std::vector<FindingRecord> Errors = runChecksOnce(Context, Compilations, Files, FileSystem, Options, IDs);
   if (Options.PreambleOnly || (Options.Cancelled && Options.Cancelled->load()))
     return {};
   bool Shortcuts = !Options.SharedPch.empty() || Options.Preamble || Options.SkipSystemInstantiations;
@@ -543,15 +550,17 @@ std::vector<FindingRecord> runChecks(ClangTidyContext &Context, const Compilatio
   Plain.SkipSystemInstantiations = false;
   if (Options.ReadFiles)
     Options.ReadFiles->clear();
-  std::vector<FindingRecord> Confirmed = runChecksOnce(Context, Compilations, Files, FileSystem, Plain);
+  std::vector<FindingRecord> Confirmed = runChecksOnce(Context, Compilations, Files, FileSystem, Plain, IDs);
   if (!hasCompileError(Confirmed) && Options.ParsedPlainly)
     *Options.ParsedPlainly = true;
   return Confirmed;
 }
 
-static std::vector<FindingRecord> runChecksOnce(
-    ClangTidyContext &Context, const CompilationDatabase &Compilations, llvm::ArrayRef<std::string> Files,
-    const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem, const UnitRunOptions &Options) {
+static std::vector<FindingRecord>
+runChecksOnce(ClangTidyContext &Context, const CompilationDatabase &Compilations,
+              llvm::ArrayRef<std::string> Files,
+              const IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> &FileSystem,
+              const UnitRunOptions &Options, const IntrusiveRefCntPtr<DiagnosticIDs> &IDs) {
   ClangTool Tool(Compilations, Files, std::make_shared<PCHContainerOperations>(), FileSystem);
   // The ExtraArgs(Before) of the file's .clang-tidy, as clang-tidy adds them.
   Tool.appendArgumentsAdjuster([&Context](const CommandLineArguments &Args, StringRef File) {
@@ -575,7 +584,7 @@ static std::vector<FindingRecord> runChecksOnce(
                                            /*GetFixesFromNotes=*/false);
   FactsRecorder Recorder(Context, DiagConsumer);
   auto DiagOpts = std::make_unique<DiagnosticOptions>();
-  DiagnosticsEngine Engine(DiagnosticIDs::create(), *DiagOpts, &Recorder,
+  DiagnosticsEngine Engine(IDs, *DiagOpts, &Recorder,
                            /*ShouldOwnClient=*/false);
   Context.setDiagnosticsEngine(std::move(DiagOpts), &Engine);
   Tool.setDiagnosticConsumer(&Recorder);

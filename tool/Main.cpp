@@ -112,6 +112,14 @@ cl::opt<std::string> Shard("shard",
                            cl::desc("K/N: analyse only every N-th translation unit of the "
                                     "database, starting with the K-th (in path order)"),
                            cl::value_desc("K/N"), cl::cat(Category));
+// NOLINTBEGIN(bugprone-throwing-static-initialization): as every option here, LLVM's registry
+cl::opt<std::string>
+    Summaries("summaries",
+              cl::desc("Project summaries (what each unit defines and calls): a run over the whole "
+                       "database writes them to this file; a --shard run reads them from it, so its "
+                       "findings see the other shards' units"),
+              cl::value_desc("file"), cl::cat(Category));
+// NOLINTEND(bugprone-throwing-static-initialization)
 cl::opt<std::string> SarifRootOption("sarif-root",
                                      cl::desc("Directory SARIF paths are relative to (%SRCROOT%); "
                                               "default: the git repository root, else the "
@@ -235,6 +243,7 @@ RunOptions fromCommandLine(std::vector<std::string> RunArguments) {
   O.CompileCommandsDir = CompileCommandsDir;
   O.Config = Config;
   O.Shard = Shard;
+  O.Summaries = Summaries;
   O.SarifRootOption = SarifRootOption;
   O.ConfigFile = ConfigFile;
   O.ProfilePath = ProfilePath;

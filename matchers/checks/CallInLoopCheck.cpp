@@ -26,16 +26,97 @@ namespace torch_syncfree {
 void CallInLoopCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
       callExpr(unless(isExpansionInSystemHeader()), matchers::userCode(hub())).bind("call"), this);
-  if (ProjectSummaries)
-    Finder->addMatcher(functionDecl(isDefinition(), unless(isExpansionInSystemHeader())).bind("definition"),
-                       this);
+  if (!projectSummaries())
+    return;
+  Finder->addMatcher(translationUnitDecl().bind("unit"), this);
+  Finder->addMatcher(functionDecl(isDefinition(), unless(isExpansionInSystemHeader())).bind("definition"),
+                     this);
+  Finder->addMatcher(declRefExpr(to(functionDecl().bind("referenced")), unless(isExpansionInSystemHeader()),
+                                 matchers::userCode(hub()))
+                         .bind("reference"),
+                     this);
 }
 
-/// The name a function has in every translation unit of the program (its
-/// mangled name: overloads and namespaces apart).
-static std::string linkageName(const FunctionDecl *FD) {
-  clang::ASTNameGenerator Names(FD->getASTContext());
-  return Names.getName(FD);
+void CallInLoopCheck::onStartOfTranslationUnit() {
+  SyncCheck::onStartOfTranslationUnit();
+  Unit = nullptr;
+  Defines.clear();
+  Calls.clear();
+  Addresses.clear();
+}
+
+/// A function of the project (not LibTorch's, the standard library's, a
+/// system header's or a builtin), whose calls and references the batch joins.
+static bool isProjectFunction(const FunctionDecl *FD, const SourceManager &SM) {
+  if (!FD || FD->getBuiltinID() || isInTorchNamespace(FD) || FD->isInStdNamespace() ||
+      SM.isInSystemHeader(FD->getLocation()) || !FD->getDeclName().isIdentifier())
+    return false;
+  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+  return !Method || !Method->getParent()->isLambda();
+}
+
+/// Whether the batch may say that nothing calls \p FD (issue 43, item 13): a
+/// function of the main file every use of which is a call or a reference the
+/// project's units show. Not `main`, templates (their instances are named
+/// apart), virtual functions (called through a base), special members and
+/// operators (called implicitly), `extern "C"` or `used` functions (called
+/// from outside the program), nor a function a macro defines.
+static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) {
+  if (!SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())) || FD->getLocation().isMacroID() ||
+      FD->isMain() || FD->isTemplated() || FD->isTemplateInstantiation() || FD->isExternC() ||
+      FD->isDeleted() || FD->isDefaulted() || FD->hasAttr<UsedAttr>() || FD->hasAttr<ConstructorAttr>() ||
+      !FD->getDeclName().isIdentifier() || FD->getLexicalDeclContext()->isFunctionOrMethod())
+    return false;
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    return !Method->isVirtual() && !Method->getParent()->isLambda();
+  return true;
+}
+
+/// The function a use belongs to for reachability: the outermost one (a
+/// lambda's calls are its enclosing function's).
+static const FunctionDecl *usingFunction(ASTContext &Ctx, const Expr *Use) {
+  return outermostFunction(Ctx, Use);
+}
+
+void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, bool IsCall, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!isProjectFunction(Target, SM))
+    return;
+  llvm::json::Object Record{{"target", linkageName(Target)}, {"internal", !Target->isExternallyVisible()}};
+  if (const FunctionDecl *From = usingFunction(Ctx, Use); From && callersCanBeJudged(From, SM)) {
+    Record["from"] = linkageName(From);
+    Record["fromInternal"] = !From->isExternallyVisible();
+  }
+  if (!IsCall) {
+    Addresses.push_back(std::move(Record));
+    return;
+  }
+  SourceLocation At = SM.getExpansionLoc(Use->getBeginLoc());
+  Record["file"] = SM.getFilename(At).str();
+  Record["offset"] = SM.getFileOffset(At);
+  Record["line"] = SM.getExpansionLineNumber(At);
+  // How this caller uses a result that may be a value the callee read.
+  if (!Target->getReturnType()->isVoidType()) {
+    UseVerdict Caller = classifier(Ctx).classify(cast<CallExpr>(Use));
+    Record["class"] = dependencyName(Caller.Kind);
+    Record["reason"] = Caller.Reason;
+  }
+  Calls.push_back(std::move(Record));
+}
+
+void CallInLoopCheck::onEndOfTranslationUnit() {
+  if (!Unit)
+    return;
+  const SourceManager &SM = Unit->getSourceManager();
+  emitSummaryRecord(SM.getLocForStartOfFile(SM.getMainFileID()),
+                    llvm::json::Object{{"unit", true},
+                                       {"defines", std::move(Defines)},
+                                       {"calls", std::move(Calls)},
+                                       {"addresses", std::move(Addresses)}});
+  Defines.clear();
+  Calls.clear();
+  Addresses.clear();
+  Unit = nullptr;
 }
 
 namespace {
@@ -221,63 +302,94 @@ static std::string callRemedy(Dependency Kind, bool InLibrary, const std::string
 
 void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
-  // Functions other units can call: defined in the main file, visible outside
-  // it, not templates (their instances are in the callers' units) nor inline.
-  if (!SM.isInMainFile(SM.getExpansionLoc(Definition->getLocation())) || !Definition->isExternallyVisible() ||
-      Definition->isInlined() || Definition->isTemplated() || Definition->isMain() ||
-      !Definition->getBody() || isa<CXXMethodDecl>(Definition) || Definition->getLocation().isMacroID())
+  if (!SM.isInMainFile(SM.getExpansionLoc(Definition->getLocation())) || !Definition->getBody())
     return;
-  DeviceOracle &Oracle = oracle(Ctx);
-  std::vector<const FunctionDecl *> Path{Definition};
+  bool Judged = callersCanBeJudged(Definition, SM);
+  // Functions other units can call, summarised for their calls in loops: not
+  // templates (their instances are in the callers' units), inline or methods.
+  bool Summarised = Definition->isExternallyVisible() && !Definition->isInlined() &&
+                    !Definition->isTemplated() && !Definition->isMain() && !isa<CXXMethodDecl>(Definition) &&
+                    !Definition->getLocation().isMacroID();
+  if (!Judged && !Summarised)
+    return;
+  CharSourceRange Range = SM.getExpansionRange(Definition->getSourceRange());
+  llvm::json::Object Define{{"define", linkageName(Definition)},
+                            {"internal", !Definition->isExternallyVisible()},
+                            {"name", Definition->getQualifiedNameAsString()},
+                            {"judged", Judged},
+                            {"file", SM.getFilename(Range.getBegin()).str()},
+                            {"offset", SM.getFileOffset(SM.getExpansionLoc(Definition->getLocation()))},
+                            {"begin", SM.getFileOffset(Range.getBegin())},
+                            {"end", SM.getFileOffset(Range.getEnd())}};
+  std::optional<ChosenWait> Chosen;
   std::vector<CalleeSync> Syncs;
-  auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
-  findSyncs(
-      Definition->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); },
-      FixedElsewhere, [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs,
-      /*Limit=*/16);
-  std::optional<ChosenWait> Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
-  if (!Chosen)
-    return;
-  SourceLocation Site = SM.getExpansionLoc(Chosen->Sync.Site->getBeginLoc());
-  UseVerdict Use = calleeVerdict(*Chosen, SM);
-  llvm::json::Object Wait{
-      {"what", waitPhrase(Chosen->Sync, llvm::sys::path::filename(SM.getFilename(Site)).str() + ":" +
-                                            std::to_string(SM.getExpansionLineNumber(Site)))},
-      {"file", SM.getFilename(Site).str()},
-      {"offset", SM.getFileOffset(Site)},
-      {"class", dependencyName(Use.Kind)},
-      {"reason", Use.Reason},
-      {"returned", Chosen->Sync.What.ReadsValue && Chosen->Use.ReturnedToUnseenCaller},
-      {"library", libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr},
-      {"barrier", Chosen->BarrierWhy},
-      // The remedy by the class the call ends with (the caller may decide it).
-      {"remedy",
-       llvm::json::Object{
-           {dependencyName(Dependency::False), callRemedy(Dependency::False, false, Chosen->BarrierWhy)},
-           {dependencyName(Dependency::True),
-            callRemedy(Dependency::True, libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr,
-                       Chosen->BarrierWhy)},
-           {dependencyName(Dependency::Intentional),
-            callRemedy(Dependency::Intentional, false, Chosen->BarrierWhy)}}}};
-  llvm::json::Object Record{{"define", linkageName(Definition)}, {"wait", std::move(Wait)}};
-  std::string Text;
-  llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
-  // Facts travel with every finding of a torch-sync check, records included.
-  attachFacts(diag(Definition->getLocation(), "%0", DiagnosticIDs::Remark)
-                  << (ProjectSummaryPrefix + Text).str(),
-              FindingFacts{});
+  if (Summarised) {
+    DeviceOracle &Oracle = oracle(Ctx);
+    std::vector<const FunctionDecl *> Path{Definition};
+    auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
+    findSyncs(
+        Definition->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); },
+        FixedElsewhere, [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs,
+        /*Limit=*/16);
+    Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
+  }
+  if (Chosen) {
+    SourceLocation Site = SM.getExpansionLoc(Chosen->Sync.Site->getBeginLoc());
+    UseVerdict Use = calleeVerdict(*Chosen, SM);
+    bool InLibrary = libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr;
+    Define["wait"] = llvm::json::Object{
+        {"what", waitPhrase(Chosen->Sync, llvm::sys::path::filename(SM.getFilename(Site)).str() + ":" +
+                                              std::to_string(SM.getExpansionLineNumber(Site)))},
+        {"file", SM.getFilename(Site).str()},
+        {"offset", SM.getFileOffset(Site)},
+        {"class", dependencyName(Use.Kind)},
+        {"reason", Use.Reason},
+        {"returned", Chosen->Sync.What.ReadsValue && Chosen->Use.ReturnedToUnseenCaller},
+        {"library", InLibrary},
+        {"barrier", Chosen->BarrierWhy},
+        // The remedy by the class the call ends with (the caller may decide it).
+        {"remedy",
+         llvm::json::Object{
+             {dependencyName(Dependency::False), callRemedy(Dependency::False, false, Chosen->BarrierWhy)},
+             {dependencyName(Dependency::True), callRemedy(Dependency::True, InLibrary, Chosen->BarrierWhy)},
+             {dependencyName(Dependency::Intentional),
+              callRemedy(Dependency::Intentional, false, Chosen->BarrierWhy)}}}};
+  }
+  Defines.push_back(std::move(Define));
 }
 
 void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
+  ASTContext &Ctx = *Result.Context;
+  if (Result.Nodes.getNodeAs<TranslationUnitDecl>("unit")) {
+    Unit = &Ctx;
+    return;
+  }
   if (const auto *Definition = Result.Nodes.getNodeAs<FunctionDecl>("definition")) {
-    summariseDefinition(Definition, *Result.Context);
+    summariseDefinition(Definition, Ctx);
+    return;
+  }
+  if (const auto *Reference = Result.Nodes.getNodeAs<DeclRefExpr>("reference")) {
+    // A reference that is not the callee of a call: the function's address is
+    // taken (a callback, a registration): it has callers no unit shows.
+    const Expr *Outer = Reference;
+    DynTypedNodeList Parents = Ctx.getParents(*Outer);
+    while (!Parents.empty() && (Parents[0].get<ImplicitCastExpr>() || Parents[0].get<ParenExpr>())) {
+      Outer = Parents[0].get<Expr>();
+      Parents = Ctx.getParents(*Outer);
+    }
+    const auto *Call = Parents.empty() ? nullptr : Parents[0].get<CallExpr>();
+    if (!Call || Call->getCallee() != Outer)
+      recordUse(Reference, Result.Nodes.getNodeAs<FunctionDecl>("referenced"), /*IsCall=*/false, Ctx);
     return;
   }
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
-  ASTContext &Ctx = *Result.Context;
   const SourceManager &SM = Ctx.getSourceManager();
-  if (SM.isInSystemHeader(Call->getBeginLoc()) || asSyncCall(Call))
-    return; // headers' own code; direct syncs are the catalog checks' findings
+  if (SM.isInSystemHeader(Call->getBeginLoc()))
+    return; // headers' own code
+  if (projectSummaries())
+    recordUse(Call, Call->getDirectCallee(), /*IsCall=*/true, Ctx);
+  if (asSyncCall(Call))
+    return; // direct syncs are the catalog checks' findings
   DeviceOracle &Oracle = oracle(Ctx);
   const FunctionDecl *Callee = Oracle.followableCallee(Call);
   const FunctionDecl *Wrapper = Callee ? nullptr : libraryWrapper(Call, Ctx);
@@ -300,9 +412,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     // A function of the program defined in another unit: said for the batch,
     // which joins it with that unit's summary (issue 42).
     const FunctionDecl *Elsewhere = Call->getDirectCallee();
-    if (ProjectSummaries && Elsewhere && !Elsewhere->hasBody() && Elsewhere->isExternallyVisible() &&
-        !Elsewhere->getBuiltinID() && !isInTorchNamespace(Elsewhere) && !Elsewhere->isInStdNamespace() &&
-        !SM.isInSystemHeader(Elsewhere->getLocation())) {
+    if (projectSummaries() && isProjectFunction(Elsewhere, SM) && !Elsewhere->hasBody() &&
+        Elsewhere->isExternallyVisible()) {
       llvm::json::Object Record{{"call", linkageName(Elsewhere)},
                                 {"name", Elsewhere->getNameAsString()},
                                 {"loopLine", classifier(Ctx).enclosingLoopLine(Call)}};
@@ -311,12 +422,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
         Record["callerClass"] = dependencyName(Caller.Kind);
         Record["callerReason"] = Caller.Reason;
       }
-      std::string Text;
-      llvm::raw_string_ostream(Text) << llvm::json::Value(std::move(Record));
-      SourceLocation At =
-          isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc() : Call->getBeginLoc();
-      attachFacts(diag(At, "%0", DiagnosticIDs::Remark) << (ProjectSummaryPrefix + Text).str(),
-                  FindingFacts{});
+      emitSummaryRecord(isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc() : Call->getBeginLoc(),
+                        std::move(Record));
     }
     return;
   }

@@ -188,18 +188,26 @@ public:
 };
 /// torch-sync-call-in-loop: a call in a loop to a function of this TU that syncs.
 /// With `ProjectSummaries` (set by the batch front end, issue 42) it also says,
-/// as remarks the batch joins across units, what each function of the main file
-/// waits for and which calls in loops go to functions defined elsewhere.
+/// as remarks the batch joins across units, which calls in loops go to functions
+/// defined elsewhere and, once per unit, the functions the main file defines
+/// (what each waits for) and every call of and reference to a project function.
 class CallInLoopCheck : public SyncCheck {
 public:
-  CallInLoopCheck(llvm::StringRef Name, clang::tidy::ClangTidyContext *Context)
-      : SyncCheck(Name, Context), ProjectSummaries(Options.getLocalOrGlobal("ProjectSummaries", false)) {}
+  using SyncCheck::SyncCheck;
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onStartOfTranslationUnit() override;
+  void onEndOfTranslationUnit() override;
 
 private:
+  /// What the batch needs of a function defined in the main file.
   void summariseDefinition(const clang::FunctionDecl *Definition, clang::ASTContext &Ctx);
-  bool ProjectSummaries;
+  /// A call of, or a reference to, a function of the project.
+  void recordUse(const clang::Expr *Use, const clang::FunctionDecl *Target, bool IsCall,
+                 clang::ASTContext &Ctx);
+  // The unit's project summary, said once at its end (issue 42).
+  clang::ASTContext *Unit = nullptr;
+  llvm::json::Array Defines, Calls, Addresses;
 };
 /// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one
 /// `torch::stack({...}).cpu()` and host reads of its elements. The fix is opt-in

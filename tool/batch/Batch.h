@@ -149,8 +149,11 @@ void analyseUnits(const RunOptions &Options, Batch &B);
 /// units dropped), the baseline written or applied.
 std::optional<int> postProcess(const RunOptions &Options, Batch &B);
 /// Joins the units' project summaries (issue 42: a call in a loop to a function
-/// another unit defines) and removes their records (ProjectSummaries.cpp).
-void joinProjectSummaries(Batch &B);
+/// another unit defines; over every unit of the database, values returned to
+/// the project's callers and functions nothing calls) and removes their
+/// records; writes or reads --summaries (ProjectSummaries.cpp). An exit status
+/// when the summaries file cannot be read or written.
+std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B);
 
 // Output.cpp.
 /// The formatter of --format.

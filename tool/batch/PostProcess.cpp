@@ -23,7 +23,8 @@ std::optional<int> postProcess(const RunOptions &Options, Batch &B) {
   auto &CompileFailed = B.CompileFailed;
   auto &Reported = B.Reported;
   auto &Baselined = B.Baselined;
-  joinProjectSummaries(B);
+  if (std::optional<int> Failed = joinProjectSummaries(Options, B))
+    return Failed;
   if (Options.ProfileAddsIntervalReads || Options.ProfileAddsModuleMoves)
     for (UnitResult &Unit : Units)
       Unit.Findings.erase(

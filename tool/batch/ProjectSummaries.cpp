@@ -1,18 +1,30 @@
 // Issue 42: facts across the units of one batch run. torch-sync-call-in-loop,
 // run with `ProjectSummaries` (Config.cpp sets it for batch runs), says as
-// remarks what each externally visible function of its main file waits for
-// ("define") and which calls in loops go to functions with no body in the unit
-// ("call"). Here, after every unit (workers and the results cache carry the
-// remarks like any finding), each call is joined with the definition's summary
-// into the finding the check would have made had both been in one unit; the
-// remarks are then removed. A NOLINT at the call suppresses its remark, so the
-// finding too. Deterministic: units are read in file order, the first
+// remarks, once per unit, which functions its main file defines (what each
+// waits for, where its body is) and every call of and reference to a function
+// of the project (with how the caller uses a returned value); and at each call
+// in a loop to a function with no body in the unit, that call. Every check
+// says, beside a finding whose value a function returns to callers the unit
+// does not show, which function. Here, after every unit (workers and the
+// results cache carry the remarks like any finding):
+//   - each call in a loop is joined with the callee's summary into the finding
+//     the check would have made had both been in one unit;
+//   - over the whole database only: a returned value takes its class from the
+//     project's callers, and a finding in a function nothing reachable calls
+//     is marked `uncalled` (issue 43, item 13);
+// then the remarks are removed. A NOLINT at a call suppresses its loop remark,
+// so the finding too. Deterministic: units are read in file order, the first
 // definition of a name wins.
+#include "FixApplier.h"
+#include "InputFiles.h"
+#include "JsonLimits.h"
 #include "SyncCheck.h"
 #include "batch/Batch.h"
 
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include <map>
+#include <set>
 
 using namespace clang;
 using namespace llvm;
@@ -30,7 +42,8 @@ struct CallRecord {
 
 /// The record a summary remark carries; nullopt for any other finding.
 static std::optional<json::Object> summaryRecord(const FindingRecord &E) {
-  if (E.DiagLevel != tidy::ClangTidyError::Remark || E.DiagnosticName != ProjectSummaryCheck ||
+  if (E.DiagLevel != tidy::ClangTidyError::Remark ||
+      !StringRef(E.DiagnosticName).starts_with("torch-sync-") ||
       !StringRef(E.Message.Message).starts_with(ProjectSummaryPrefix))
     return std::nullopt;
   Expected<json::Value> Parsed =
@@ -93,9 +106,38 @@ static std::optional<FindingRecord> joinedFinding(const CallRecord &Call, const 
   return E;
 }
 
-void joinProjectSummaries(Batch &B) {
-  std::map<std::string, json::Object> Waits; // by linkage name
-  std::vector<CallRecord> Calls;
+namespace {
+/// Everything the units said about the project, in unit order.
+struct ProjectRecords {
+  /// Per unit (then per unit of a summaries file), its one record of what it
+  /// defines, calls and references; nullopt when the unit said none.
+  std::vector<std::optional<json::Object>> Units;
+  std::vector<CallRecord> LoopCalls; ///< calls in loops to functions with no body in their unit
+  std::vector<CallRecord> Returned;  ///< findings whose value a function returns
+};
+
+/// The name a function has across the project: a function with internal
+/// linkage is its unit's own.
+std::string functionKey(size_t Unit, StringRef Name, bool Internal) {
+  return Internal ? std::to_string(Unit) + "#" + Name.str() : Name.str();
+}
+
+/// Where a call or a definition is, as "file:line" for messages.
+std::string placeOf(const json::Object &Call) {
+  return sys::path::filename(Call.getString("file").value_or("")).str() + ":" +
+         std::to_string(Call.getInteger("line").value_or(0));
+}
+} // namespace
+
+/// A list of a unit's record; null when the unit said none.
+static const json::Array *unitList(const std::optional<json::Object> &Unit, StringRef Field) {
+  return Unit ? Unit->getArray(Field) : nullptr;
+}
+
+/// The remarks of every unit, taken out of their findings.
+static ProjectRecords takeRecords(Batch &B) {
+  ProjectRecords R;
+  R.Units.resize(B.Units.size());
   for (size_t I = 0; I < B.Units.size(); ++I) {
     std::vector<FindingRecord> &Findings = B.Units[I].Findings;
     std::vector<FindingRecord> Kept;
@@ -105,16 +147,31 @@ void joinProjectSummaries(Batch &B) {
         Kept.push_back(std::move(E));
         continue;
       }
-      if (auto Defined = Record->getString("define")) {
-        if (const json::Object *Wait = Record->getObject("wait"))
-          Waits.try_emplace(Defined->str(), *Wait);
-      } else if (Record->getString("call")) {
-        Calls.push_back({I, E, std::move(*Record)});
-      }
+      if (Record->getBoolean("unit").value_or(false))
+        R.Units[I] = std::move(*Record);
+      else if (Record->getString("call"))
+        R.LoopCalls.push_back({I, E, std::move(*Record)});
+      else if (Record->getString("returnedBy"))
+        R.Returned.push_back({I, E, std::move(*Record)});
     }
     Findings = std::move(Kept);
   }
-  for (const CallRecord &Call : Calls) {
+  return R;
+}
+
+/// Calls in loops joined with what the callee, defined in another unit, waits for.
+static void joinLoopCalls(Batch &B, const ProjectRecords &R) {
+  std::map<std::string, json::Object> Waits; // by linkage name; the first definition wins
+  for (const std::optional<json::Object> &Unit : R.Units)
+    if (const json::Array *Defines = Unit ? Unit->getArray("defines") : nullptr)
+      for (const json::Value &V : *Defines) {
+        const json::Object *Define = V.getAsObject();
+        auto Name = Define ? Define->getString("define") : std::nullopt;
+        const json::Object *Wait = Define ? Define->getObject("wait") : nullptr;
+        if (Name && Wait && !Define->getBoolean("internal").value_or(true))
+          Waits.try_emplace(Name->str(), *Wait);
+      }
+  for (const CallRecord &Call : R.LoopCalls) {
     std::optional<StringRef> Callee = Call.Record.getString("call");
     auto Found = Callee ? Waits.find(Callee->str()) : Waits.end();
     if (Found == Waits.end())
@@ -122,6 +179,271 @@ void joinProjectSummaries(Batch &B) {
     if (std::optional<FindingRecord> E = joinedFinding(Call, Found->second))
       B.Units[Call.Unit].Findings.push_back(std::move(*E));
   }
+}
+
+namespace {
+/// The project's call graph as the units' records say it.
+struct CallGraph {
+  struct Definition {
+    size_t Unit;
+    const json::Object *Record;
+  };
+  std::map<std::string, std::vector<Definition>> Judged; ///< functions whose callers can be judged
+  std::map<std::string, std::vector<const json::Object *>> CallsOf;
+  std::set<std::string> Reached; ///< called from code that runs, or whose address is taken
+
+  explicit CallGraph(const ProjectRecords &R) {
+    for (size_t U = 0; U < R.Units.size(); ++U)
+      if (const json::Array *Defines = unitList(R.Units[U], "defines"))
+        for (const json::Value &V : *Defines)
+          if (const json::Object *Define = V.getAsObject();
+              Define && Define->getBoolean("judged").value_or(false))
+            Judged[functionKey(U, Define->getString("define").value_or(""),
+                               Define->getBoolean("internal").value_or(true))]
+                .push_back({U, Define});
+    // A call from a function whose callers cannot be judged (main, a method
+    // called through a base, code outside any function) runs: its callee is
+    // reached, and what a reached function calls is reached in turn.
+    std::map<std::string, std::vector<std::string>> Edges;
+    std::vector<std::string> Work;
+    for (size_t U = 0; U < R.Units.size(); ++U) {
+      auto Uses = [&](StringRef Field, bool Calls) {
+        if (const json::Array *List = unitList(R.Units[U], Field))
+          for (const json::Value &V : *List) {
+            const json::Object *Use = V.getAsObject();
+            if (!Use)
+              continue;
+            std::string Target = functionKey(U, Use->getString("target").value_or(""),
+                                             Use->getBoolean("internal").value_or(true));
+            if (Calls)
+              CallsOf[Target].push_back(Use);
+            std::optional<StringRef> From = Use->getString("from");
+            std::string FromKey =
+                From ? functionKey(U, *From, Use->getBoolean("fromInternal").value_or(true)) : std::string();
+            if (!Calls || !From || !Judged.count(FromKey))
+              Work.push_back(Target);
+            else
+              Edges[FromKey].push_back(Target);
+          }
+      };
+      Uses("calls", true);
+      Uses("addresses", false);
+    }
+    while (!Work.empty()) {
+      std::string Next = std::move(Work.back());
+      Work.pop_back();
+      if (!Reached.insert(Next).second)
+        continue;
+      for (const std::string &Callee : Edges[Next])
+        Work.push_back(Callee);
+    }
+  }
+};
+} // namespace
+
+/// The innermost of the definitions whose body holds the finding E.
+static const json::Object *innermostDefinition(ArrayRef<const json::Object *> Definitions,
+                                               const FindingRecord &E) {
+  const json::Object *Innermost = nullptr;
+  for (const json::Object *Define : Definitions) {
+    int64_t Begin = Define->getInteger("begin").value_or(-1), End = Define->getInteger("end").value_or(-1);
+    if (Define->getString("file").value_or("") != E.Message.FilePath || E.Message.FileOffset < Begin ||
+        E.Message.FileOffset > End)
+      continue;
+    if (!Innermost || Begin > Innermost->getInteger("begin").value_or(-1))
+      Innermost = Define;
+  }
+  return Innermost;
+}
+
+/// Issue 43, item 13: a finding in a function nothing in the project calls
+/// says so (`uncalled`), so that CI can tell unused code apart.
+static void markUncalled(Batch &B, const CallGraph &Graph) {
+  for (size_t U = 0; U < B.Units.size(); ++U) {
+    // This unit's judged functions, by the range of their definitions.
+    std::vector<const json::Object *> Ranges;
+    for (const auto &[Key, Definitions] : Graph.Judged)
+      for (const CallGraph::Definition &D : Definitions)
+        if (D.Unit == U && !Graph.Reached.count(Key))
+          Ranges.push_back(D.Record);
+    if (Ranges.empty())
+      continue;
+    for (FindingRecord &E : B.Units[U].Findings) {
+      const json::Object *Innermost = innermostDefinition(Ranges, E);
+      if (!Innermost || !E.Facts || E.DiagLevel == tidy::ClangTidyError::Remark)
+        continue;
+      E.Facts->Uncalled = true;
+      tooling::DiagnosticMessage Note;
+      Note.Message = "nothing the compile database's code reaches calls `" +
+                     Innermost->getString("name").value_or("").str() +
+                     "` (unused, or called only from outside the project)";
+      Note.FilePath = E.Message.FilePath;
+      Note.FileOffset = static_cast<unsigned>(Innermost->getInteger("offset").value_or(0));
+      E.Notes.push_back(std::move(Note));
+    }
+  }
+}
+
+/// A value a function returns, classified by how the project's callers use
+/// it (issue 42): false when every caller that runs uses it as a metric or a
+/// log, true (naming the caller) when one needs it. Functions whose address
+/// is taken or that nothing calls keep the unit's verdict.
+static void classifyReturnedValues(Batch &B, const ProjectRecords &R, const CallGraph &Graph,
+                                   const std::set<std::string> &AddressTaken) {
+  for (const CallRecord &Returned : R.Returned) {
+    std::string Key = functionKey(Returned.Unit, Returned.Record.getString("returnedBy").value_or(""),
+                                  Returned.Record.getBoolean("internal").value_or(true));
+    auto Calls = Graph.CallsOf.find(Key);
+    if (AddressTaken.count(Key) || !Graph.Reached.count(Key) || Calls == Graph.CallsOf.end())
+      continue;
+    const json::Object *Deciding = nullptr, *FirstFalse = nullptr;
+    size_t Counted = 0;
+    for (const json::Object *Call : Calls->second) {
+      auto Class = Call->getString("class");
+      std::optional<Dependency> Kind = Class ? dependencyNamed(*Class) : std::nullopt;
+      if (!Kind || !Call->getString("reason"))
+        continue; // a caller of the function's void overload: none
+      ++Counted;
+      if (*Kind == Dependency::True) {
+        Deciding = Call;
+        break;
+      }
+      if (!FirstFalse)
+        FirstFalse = Call;
+    }
+    if (!Counted)
+      continue;
+    // The finding the record stands beside: same check, same place.
+    for (FindingRecord &E : B.Units[Returned.Unit].Findings) {
+      if (E.DiagnosticName != Returned.Remark.DiagnosticName || !E.Facts ||
+          E.Message.FilePath != Returned.Remark.Message.FilePath ||
+          E.Message.FileOffset != Returned.Remark.Message.FileOffset ||
+          E.DiagLevel == tidy::ClangTidyError::Remark)
+        continue;
+      std::string Name = Returned.Record.getString("name").value_or("").str();
+      const json::Object *Caller = Deciding ? Deciding : FirstFalse;
+      Finding F;
+      F.What = Returned.Record.getString("what").value_or("").str();
+      F.Use.LoopLine = static_cast<unsigned>(Returned.Record.getInteger("loopLine").value_or(0));
+      std::string CallerReason = Caller->getString("reason").value_or("").str();
+      if (Deciding) {
+        F.Use.Kind = Dependency::True;
+        F.Use.Reason = "the value is returned by `" + Name + "`, and its caller at ";
+        F.Use.Reason += placeOf(*Caller) + " needs it: " + CallerReason;
+        F.Remedy = "decide on the device instead, or read the value less often";
+      } else {
+        F.Use.Kind = Dependency::False;
+        F.Use.Reason = "the value is returned by `" + Name + "`, and ";
+        F.Use.Reason += Counted == 1 ? std::string("its one caller in the project")
+                                     : "each of its " + std::to_string(Counted) + " callers in the project";
+        F.Use.Reason += " does not need it on the host (" + placeOf(*Caller) + ": " + CallerReason + ")";
+        F.Remedy = "return the device tensor and let the callers read it where the host needs it (after "
+                   "their loop, at a log interval)";
+      }
+      E.Message.Message = formatMessage(F);
+      E.Facts->Class = F.Use.Kind;
+      tooling::DiagnosticMessage Note;
+      Note.Message =
+          Deciding ? "the caller that needs the value" : "a caller that does not need it on the host";
+      Note.FilePath = Caller->getString("file").value_or("").str();
+      Note.FileOffset = static_cast<unsigned>(Caller->getInteger("offset").value_or(0));
+      E.Notes.push_back(std::move(Note));
+      break;
+    }
+  }
+}
+
+/// --summaries in a run over the whole database: every unit's record.
+static std::string writeSummaries(StringRef Path, const Batch &B, const ProjectRecords &R, bool Complete) {
+  json::Array Units;
+  for (size_t U = 0; U < B.Units.size(); ++U)
+    if (const std::optional<json::Object> &Record = R.Units[U])
+      Units.push_back(json::Object{{"file", B.ParseFiles[U]}, {"record", json::Object(*Record)}});
+  std::string Text;
+  raw_string_ostream(Text) << json::Value(
+      json::Object{{"torch-syncfree-summaries", 1}, {"complete", Complete}, {"units", std::move(Units)}});
+  return writeFileAtomically(Path, Text + "\n");
+}
+
+/// --summaries in a --shard run: the records of the units other shards
+/// analyse are added to R; whether they and this shard's cover the database.
+static std::optional<bool> readSummaries(StringRef Path, const Batch &B, ProjectRecords &R,
+                                         std::string &Error) {
+  std::string Why;
+  std::unique_ptr<MemoryBuffer> Buffer = readInputFile(Path, uint64_t(512) << 20, Why);
+  if (!Buffer) {
+    Error = Why;
+    return std::nullopt;
+  }
+  if (std::string Deep = checkJsonNesting(Buffer->getBuffer()); !Deep.empty()) {
+    Error = Deep;
+    return std::nullopt;
+  }
+  Expected<json::Value> Parsed = json::parse(Buffer->getBuffer());
+  if (!Parsed) {
+    consumeError(Parsed.takeError());
+    Error = "not a JSON text";
+    return std::nullopt;
+  }
+  const json::Object *Top = Parsed->getAsObject();
+  const json::Array *Units = Top ? Top->getArray("units") : nullptr;
+  if (!Top || Top->getInteger("torch-syncfree-summaries") != 1 || !Units) {
+    Error = "not a summaries file of this version (written by `torch-syncfree --summaries=<file>`)";
+    return std::nullopt;
+  }
+  std::set<std::string> Here(B.ParseFiles.begin(), B.ParseFiles.end()), Seen;
+  for (const json::Value &V : *Units) {
+    const json::Object *Unit = V.getAsObject();
+    auto File = Unit ? Unit->getString("file") : std::nullopt;
+    const json::Object *Record = Unit ? Unit->getObject("record") : nullptr;
+    if (!File || !Record) {
+      Error = "a unit without its file or record";
+      return std::nullopt;
+    }
+    Seen.insert(File->str());
+    if (!Here.count(File->str()))
+      R.Units.push_back(*Record);
+  }
+  // The file speaks for the whole database only if it was written from one
+  // and names every unit of this shard.
+  return Top->getBoolean("complete").value_or(false) &&
+         llvm::all_of(Here, [&](const std::string &F) { return Seen.count(F) != 0; });
+}
+
+std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
+  ProjectRecords R = takeRecords(B);
+  // What no unit shows cannot be judged: a run over part of the database, a
+  // unit that did not compile or said nothing (a NOLINT on its first line).
+  bool WholeProject =
+      Options.Sources.empty() && Options.EffectiveLineFilter.empty() &&
+      llvm::all_of(R.Units, [](const auto &U) { return U.has_value(); }) &&
+      llvm::none_of(B.Units, [](const UnitResult &U) { return !U.CompileError.empty() || U.CannotAnalyse; });
+  if (!Options.Summaries.empty() && Options.Shard.empty()) {
+    if (std::string Failure = writeSummaries(Options.Summaries, B, R, WholeProject); !Failure.empty())
+      return usageError("cannot write the summaries file '" + Options.Summaries + "': " + Failure);
+  } else if (!Options.Summaries.empty()) {
+    std::string Error;
+    std::optional<bool> Covers = readSummaries(Options.Summaries, B, R, Error);
+    if (!Covers)
+      return usageError("cannot read the summaries file '" + Options.Summaries + "': " + Error);
+    WholeProject &= *Covers;
+  } else if (!Options.Shard.empty()) {
+    WholeProject = false;
+  }
+  joinLoopCalls(B, R);
+  if (!WholeProject)
+    return std::nullopt;
+  CallGraph Graph(R);
+  std::set<std::string> AddressTaken;
+  for (size_t U = 0; U < R.Units.size(); ++U)
+    if (const json::Array *List = unitList(R.Units[U], "addresses"))
+      for (const json::Value &V : *List)
+        if (const json::Object *Use = V.getAsObject())
+          AddressTaken.insert(functionKey(U, Use->getString("target").value_or(""),
+                                          Use->getBoolean("internal").value_or(true)));
+  markUncalled(B, Graph);
+  classifyReturnedValues(B, R, Graph, AddressTaken);
+  return std::nullopt;
 }
 
 } // namespace torch_syncfree

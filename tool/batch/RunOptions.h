@@ -61,6 +61,8 @@ struct RunOptions {
   std::string CompileCommandsDir;
   std::string Config;
   std::string Shard;
+  /// --summaries: written by a run over the whole database, read by a --shard run.
+  std::string Summaries;
   std::string SarifRootOption; ///< --sarif-root
   std::string ConfigFile;
   std::string ProfilePath;          ///< --profile

@@ -1,0 +1,65 @@
+// Hand-written sync-free twin of programs/shared_host_copy.cpp: `csum` is copied to the
+// host once with `.cpu()` right after the cumsum, and both reads use that copy: the total
+// is its last element (instead of `csum[-1].item<int64_t>()`) and the loop reads the
+// segment bounds from its data_ptr as before (one wait per step instead of two).
+#include "syncprobe.h"
+
+#include <cmath>
+
+torch::Tensor jagged_attention_pool(const torch::Tensor &values, const torch::Tensor &lengths,
+                                    const torch::Tensor &key_weight, const torch::Tensor &query,
+                                    double &rows_used) {
+  TORCH_CHECK(values.dim() == 2 && lengths.dim() == 1, "values must be 2-D, lengths 1-D");
+  const int64_t segments = lengths.size(0);
+  auto csum = lengths.cumsum(0);
+  // Segment bounds on the host, to size the projection and slice the packed rows.
+  auto csum_host = csum.cpu(); // the step's one wait
+  const int64_t *ends = csum_host.data_ptr<int64_t>();
+  // Rows in use: the packed buffer is filled up to the last inclusive offset.
+  const int64_t total = ends[segments - 1];
+  TORCH_CHECK(total <= values.size(0), "lengths exceed the packed buffer");
+  auto keys = torch::tanh(torch::mm(values.narrow(0, 0, total), key_weight));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(values.size(1)));
+  auto scores = torch::mv(keys, query) * scale;
+  std::vector<torch::Tensor> pooled;
+  for (int64_t i = 0; i < segments; ++i) {
+    const int64_t begin = i == 0 ? 0 : ends[i - 1];
+    const int64_t count = ends[i] - begin;
+    auto weights = torch::softmax(scores.narrow(0, begin, count), 0);
+    pooled.push_back(torch::tanh(torch::mv(keys.narrow(0, begin, count).t(), weights)));
+  }
+  rows_used += static_cast<double>(total);
+  return torch::stack(pooled);
+}
+
+int main() {
+  torch::manual_seed(0);
+  torch::Device device = syncprobe::device();
+  const bool gpu = torch::cuda::is_available();
+  const int64_t segments = 8;
+  const int64_t max_len = gpu ? 2048 : 48, dim = gpu ? 512 : 16;
+  auto options = torch::device(device);
+  // Packed rows of all segments (capacity segments * max_len).
+  auto values = torch::randn({segments * max_len, dim}, options);
+  auto key_weight = torch::randn({dim, dim}, options) / std::sqrt(static_cast<double>(dim));
+  auto query = torch::randn({dim}, options);
+  auto activity = torch::randint(1, max_len + 1, {segments},
+                                 torch::TensorOptions().dtype(torch::kLong).device(device));
+  auto projection = torch::randn({dim, dim}, options) / std::sqrt(static_cast<double>(dim));
+  auto checksum = torch::zeros({segments, dim}, options);
+  torch::Tensor embeddings;
+  double rows_used = 0;
+  syncprobe::Harness harness("shared_host_copy");
+  harness.run([&](int step) {
+    torch::NoGradGuard no_grad;
+    // Rows per segment this step (1..max_len), computed on the device.
+    auto lengths = (activity + 53 * step).remainder(max_len) + 1;
+    auto pooled = jagged_attention_pool(values, lengths, key_weight, query, rows_used);
+    embeddings = torch::mm(pooled, projection);
+    checksum = checksum + embeddings;
+  });
+  harness.result("rows_used", rows_used);
+  harness.result("embeddings", embeddings);
+  harness.result("checksum", checksum);
+  return 0;
+}
