@@ -116,8 +116,8 @@ cl::opt<std::string> Shard("shard",
 cl::opt<std::string>
     Summaries("summaries",
               cl::desc("Project summaries (what each unit defines and calls): a run over the whole "
-                       "database writes them to this file; a --shard run reads them from it, so its "
-                       "findings see the other shards' units"),
+                       "database writes them to this file; a run over part of it (--shard, --diff, "
+                       "listed files) reads them, so its findings see the other units"),
               cl::value_desc("file"), cl::cat(Category));
 // NOLINTEND(bugprone-throwing-static-initialization)
 cl::opt<std::string> SarifRootOption("sarif-root",

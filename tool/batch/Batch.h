@@ -32,6 +32,7 @@
 #include "llvm/Support/VirtualFileSystem.h"
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,26 @@ std::vector<std::string> userProjectRoots(const RunOptions &Options);
 void analyseUnits(const RunOptions &Options, Batch &B);
 
 // PostProcess.cpp.
+/// --diff, --line-filter, applied as clang-tidy applies a line filter (a
+/// finding stays when its line or one of its notes' lines is named; a file
+/// the filter does not name keeps nothing; compiler diagnostics stay), but by
+/// the batch, after the units' project summary records are taken out: clang-
+/// tidy's would drop those on lines it does not name.
+class ChangedLines {
+public:
+  explicit ChangedLines(llvm::StringRef LineFilter);
+  /// Whether a finding at File:Offset is on a named line (always, with no filter).
+  bool shows(llvm::StringRef File, unsigned Offset);
+  /// Drops from every unit the torch-sync findings neither whose place nor
+  /// whose notes' places are shown.
+  void filter(Batch &B);
+
+private:
+  bool Active = false;
+  std::vector<clang::tidy::FileFilter> Filter;
+  std::map<std::string, std::vector<size_t>> LineStarts; ///< per file read
+};
+
 /// Compile errors, one report per finding place (conflicting fixes from two
 /// units dropped), the baseline written or applied.
 std::optional<int> postProcess(const RunOptions &Options, Batch &B);

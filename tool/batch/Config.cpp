@@ -17,9 +17,10 @@ namespace torch_syncfree {
 
 std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(const RunOptions &Options,
                                                               bool LanguageServer) {
+  // The line filter (--diff, --line-filter) is applied after the units' project
+  // summaries are joined (PostProcess.cpp): clang-tidy's would drop the records
+  // on lines it does not name.
   ClangTidyGlobalOptions Global;
-  if (!Options.EffectiveLineFilter.empty())
-    std::ignore = parseLineFilter(Options.EffectiveLineFilter, Global);
   ClangTidyOptions Defaults = ClangTidyOptions::getDefaults();
   Defaults.Checks = "-*,torch-sync-*";
   Defaults.HeaderFilterRegex = ".*"; // user headers too; system headers never

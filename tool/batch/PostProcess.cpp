@@ -17,6 +17,55 @@ using namespace llvm;
 
 namespace torch_syncfree {
 
+ChangedLines::ChangedLines(StringRef LineFilter) {
+  tidy::ClangTidyGlobalOptions Parsed;
+  if (!LineFilter.empty() && !parseLineFilter(LineFilter, Parsed)) // validated with the run's options
+    Filter = std::move(Parsed.LineFilter);
+  Active = !LineFilter.empty();
+}
+
+bool ChangedLines::shows(StringRef File, unsigned Offset) {
+  if (!Active)
+    return true;
+  auto [It, Inserted] = LineStarts.try_emplace(File.str());
+  if (Inserted) {
+    std::string Why;
+    if (std::unique_ptr<MemoryBuffer> Text = readInputFile(File, uint64_t(1) << 30, Why)) {
+      It->second.push_back(0);
+      StringRef All = Text->getBuffer();
+      for (size_t I = 0; I < All.size(); ++I)
+        if (All[I] == '\n')
+          It->second.push_back(I + 1);
+    }
+  }
+  unsigned Line = std::upper_bound(It->second.begin(), It->second.end(), size_t(Offset)) - It->second.begin();
+  for (const tidy::FileFilter &F : Filter) {
+    if (!File.ends_with(F.Name))
+      continue;
+    return F.LineRanges.empty() || llvm::any_of(F.LineRanges, [&](const tidy::FileFilter::LineRange &R) {
+             return R.first <= Line && Line <= R.second;
+           });
+  }
+  return false;
+}
+
+void ChangedLines::filter(Batch &B) {
+  if (!Active)
+    return;
+  for (UnitResult &Unit : B.Units)
+    Unit.Findings.erase(std::remove_if(Unit.Findings.begin(), Unit.Findings.end(),
+                                       [&](const FindingRecord &E) {
+                                         if (!StringRef(E.DiagnosticName).starts_with("torch-sync-") ||
+                                             shows(E.Message.FilePath, E.Message.FileOffset))
+                                           return false;
+                                         return llvm::none_of(E.Notes,
+                                                              [&](const tooling::DiagnosticMessage &N) {
+                                                                return shows(N.FilePath, N.FileOffset);
+                                                              });
+                                       }),
+                        Unit.Findings.end());
+}
+
 std::optional<int> postProcess(const RunOptions &Options, Batch &B) {
   auto &Files = B.Files;
   auto &Units = B.Units;

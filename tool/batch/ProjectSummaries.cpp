@@ -159,8 +159,9 @@ static ProjectRecords takeRecords(Batch &B) {
   return R;
 }
 
-/// Calls in loops joined with what the callee, defined in another unit, waits for.
-static void joinLoopCalls(Batch &B, const ProjectRecords &R) {
+/// Calls in loops joined with what the callee, defined in another unit, waits
+/// for; those on lines the run's line filter names.
+static void joinLoopCalls(Batch &B, const ProjectRecords &R, ChangedLines &Shown) {
   std::map<std::string, json::Object> Waits; // by linkage name; the first definition wins
   for (const std::optional<json::Object> &Unit : R.Units)
     if (const json::Array *Defines = Unit ? Unit->getArray("defines") : nullptr)
@@ -176,7 +177,8 @@ static void joinLoopCalls(Batch &B, const ProjectRecords &R) {
     auto Found = Callee ? Waits.find(Callee->str()) : Waits.end();
     if (Found == Waits.end())
       continue;
-    if (std::optional<FindingRecord> E = joinedFinding(Call, Found->second))
+    if (std::optional<FindingRecord> E = joinedFinding(Call, Found->second);
+        E && Shown.shows(E->Message.FilePath, E->Message.FileOffset))
       B.Units[Call.Unit].Findings.push_back(std::move(*E));
   }
 }
@@ -365,8 +367,10 @@ static std::string writeSummaries(StringRef Path, const Batch &B, const ProjectR
   return writeFileAtomically(Path, Text + "\n");
 }
 
-/// --summaries in a --shard run: the records of the units other shards
-/// analyse are added to R; whether they and this shard's cover the database.
+/// --summaries in a run over part of the database (a shard, --diff, listed
+/// files): the records of the units it did not analyse (or that said nothing)
+/// are added to R; whether the file was written by a run over the whole
+/// database that names every unit of this one.
 static std::optional<bool> readSummaries(StringRef Path, const Batch &B, ProjectRecords &R,
                                          std::string &Error) {
   std::string Why;
@@ -391,7 +395,10 @@ static std::optional<bool> readSummaries(StringRef Path, const Batch &B, Project
     Error = "not a summaries file of this version (written by `torch-syncfree --summaries=<file>`)";
     return std::nullopt;
   }
-  std::set<std::string> Here(B.ParseFiles.begin(), B.ParseFiles.end()), Seen;
+  std::map<std::string, size_t> Here;
+  for (size_t I = 0; I < B.ParseFiles.size(); ++I)
+    Here.try_emplace(B.ParseFiles[I], I);
+  std::set<std::string> Seen;
   for (const json::Value &V : *Units) {
     const json::Object *Unit = V.getAsObject();
     auto File = Unit ? Unit->getString("file") : std::nullopt;
@@ -401,36 +408,46 @@ static std::optional<bool> readSummaries(StringRef Path, const Batch &B, Project
       return std::nullopt;
     }
     Seen.insert(File->str());
-    if (!Here.count(File->str()))
+    auto Analysed = Here.find(File->str());
+    if (Analysed == Here.end())
       R.Units.push_back(*Record);
+    else if (!R.Units[Analysed->second]) // not analysed in this run (--diff)
+      R.Units[Analysed->second] = *Record;
   }
-  // The file speaks for the whole database only if it was written from one
-  // and names every unit of this shard.
   return Top->getBoolean("complete").value_or(false) &&
-         llvm::all_of(Here, [&](const std::string &F) { return Seen.count(F) != 0; });
+         llvm::all_of(Here, [&](const auto &F) { return Seen.count(F.first) != 0; });
 }
 
 std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
   ProjectRecords R = takeRecords(B);
-  // What no unit shows cannot be judged: a run over part of the database, a
-  // unit that did not compile or said nothing (a NOLINT on its first line).
-  bool WholeProject =
-      Options.Sources.empty() && Options.EffectiveLineFilter.empty() &&
-      llvm::all_of(R.Units, [](const auto &U) { return U.has_value(); }) &&
-      llvm::none_of(B.Units, [](const UnitResult &U) { return !U.CompileError.empty() || U.CannotAnalyse; });
-  if (!Options.Summaries.empty() && Options.Shard.empty()) {
-    if (std::string Failure = writeSummaries(Options.Summaries, B, R, WholeProject); !Failure.empty())
+  // The findings the line filter shows, then the joins: a finding it drops is
+  // neither reclassified nor marked, and a joined one is shown on its own line.
+  ChangedLines Shown(Options.EffectiveLineFilter);
+  Shown.filter(B);
+  bool WholeDatabase =
+      Options.Sources.empty() && Options.Shard.empty() && Options.EffectiveLineFilter.empty();
+  bool Covered = WholeDatabase;
+  if (!Options.Summaries.empty() && WholeDatabase) {
+    bool Complete = llvm::all_of(R.Units, [](const auto &U) { return U.has_value(); }) &&
+                    llvm::none_of(B.Units, [](const UnitResult &U) {
+                      return !U.CompileError.empty() || U.CannotAnalyse;
+                    });
+    if (std::string Failure = writeSummaries(Options.Summaries, B, R, Complete); !Failure.empty())
       return usageError("cannot write the summaries file '" + Options.Summaries + "': " + Failure);
   } else if (!Options.Summaries.empty()) {
     std::string Error;
     std::optional<bool> Covers = readSummaries(Options.Summaries, B, R, Error);
     if (!Covers)
       return usageError("cannot read the summaries file '" + Options.Summaries + "': " + Error);
-    WholeProject &= *Covers;
-  } else if (!Options.Shard.empty()) {
-    WholeProject = false;
+    Covered = *Covers;
   }
-  joinLoopCalls(B, R);
+  // What no unit shows cannot be judged: a run over part of the database
+  // without the whole run's summaries, a unit that did not compile or said
+  // nothing (a NOLINT on its first line).
+  bool WholeProject =
+      Covered && llvm::all_of(R.Units, [](const auto &U) { return U.has_value(); }) &&
+      llvm::none_of(B.Units, [](const UnitResult &U) { return !U.CompileError.empty() || U.CannotAnalyse; });
+  joinLoopCalls(B, R, Shown);
   if (!WholeProject)
     return std::nullopt;
   CallGraph Graph(R);
