@@ -21,6 +21,115 @@ void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
                      this);
 }
 
+namespace {
+/// A host loop over a copied mask that only writes the rows it selects.
+struct MaskedRowWrites {
+  std::string Mask;   ///< the copied expression, as spelled: `(bag_len == 0)`
+  std::string Target; ///< the written tensor: `out`
+  std::string Value;  ///< what a row is set to, as spelled (`default_row`; "0" for zero_())
+  bool Fill = false;  ///< `fill_`/`zero_` (a scalar), not `copy_`/`=`
+  unsigned LoopLine = 0;
+};
+} // namespace
+
+/// `auto m_h = mask.cpu(); [auto m = m_h.accessor<bool, 1>();] for (b ..) { if (m[b])
+/// out[b].copy_(v); }`: every read of the copy decides an `if` whose only
+/// statement writes a row of a tensor (`copy_`, `fill_`, `zero_`, `= v`) in a
+/// loop that does nothing else. `torch::where` on the device gives the same rows
+/// with no copy (issue 41's host loops over a copied mask).
+static std::optional<MaskedRowWrites> maskedRowWrites(TranslationUnitAnalysis &TU,
+                                                      const CXXMemberCallExpr *Copy) {
+  ASTContext &Ctx = TU.context();
+  const VarDecl *Host = initialisedVariable(Ctx, Copy);
+  const auto *FD = Host ? dyn_cast_or_null<FunctionDecl>(Host->getParentFunctionOrMethod()) : nullptr;
+  if (!Host || !FD || !FD->getBody() || Copy->getBeginLoc().isMacroID())
+    return std::nullopt;
+  // The variables the mask is read through: the copy, and accessors of it.
+  std::vector<const VarDecl *> Readers{Host};
+  std::vector<const DeclRefExpr *> Reads;
+  for (size_t I = 0; I < Readers.size(); ++I)
+    for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), Readers[I])) {
+      DynTypedNode Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Ref);
+      if (const auto *Member = Parent.get<MemberExpr>(); Member && I == 0) {
+        const auto *Call =
+            ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Member).get<CXXMemberCallExpr>();
+        const VarDecl *Accessor = Call ? initialisedVariable(Ctx, Call) : nullptr;
+        if (!Accessor || calleeName(Call) != "accessor")
+          return std::nullopt;
+        Readers.push_back(Accessor);
+        continue;
+      }
+      Reads.push_back(Ref);
+    }
+  std::optional<MaskedRowWrites> Found;
+  for (const DeclRefExpr *Ref : Reads) {
+    // `m[b]` deciding an `if` with one statement, alone in a loop's body.
+    const auto *Subscript =
+        ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Ref).get<CXXOperatorCallExpr>();
+    if (!Subscript || Subscript->getOperator() != OO_Subscript)
+      return std::nullopt;
+    const Expr *Condition = Subscript;
+    DynTypedNode Up = ancestorSkipping<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
+                                       CXXBindTemporaryExpr, ExprWithCleanups>(Ctx, Subscript);
+    // `m_h[b].item<bool>()` of the copied tensor itself.
+    if (const auto *Member = Up.get<MemberExpr>()) {
+      const auto *Item = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Member).get<CXXMemberCallExpr>();
+      if (!Item || calleeName(Item) != "item")
+        return std::nullopt;
+      Condition = Item;
+      Up = ancestorSkipping<ImplicitCastExpr, ParenExpr, ExprWithCleanups>(Ctx, Item);
+    }
+    const auto *If = Up.get<IfStmt>();
+    if (!If || If->getCond()->IgnoreImplicit()->IgnoreParens() != Condition || If->getElse() ||
+        If->getInit() || If->getConditionVariable())
+      return std::nullopt;
+    const Stmt *Then = If->getThen();
+    if (const auto *Block = dyn_cast<CompoundStmt>(Then); Block && Block->size() == 1)
+      Then = Block->body_front();
+    if (const auto *Statement = dyn_cast<Expr>(Then))
+      Then = Statement->IgnoreImplicit();
+    const Stmt *Loop = TU.enclosingLoop(If);
+    const Stmt *Body = Loop ? loopBody(Loop) : nullptr;
+    const auto *BodyBlock = dyn_cast_or_null<CompoundStmt>(Body);
+    if (!Body || !(Body == If || (BodyBlock && BodyBlock->size() == 1 && BodyBlock->body_front() == If)))
+      return std::nullopt;
+    // The write: `t[i].copy_(v)`, `.fill_(v)`, `.zero_()`, or `t[i] = v`.
+    const Expr *Row = nullptr, *Value = nullptr;
+    bool Fill = false;
+    if (const auto *Write = dyn_cast<CXXMemberCallExpr>(Then);
+        Write &&
+        llvm::is_contained({StringRef("copy_"), StringRef("fill_"), StringRef("zero_")}, calleeName(Write))) {
+      Row = Write->getImplicitObjectArgument();
+      Fill = calleeName(Write) != "copy_";
+      Value = Write->getNumArgs() ? Write->getArg(0) : nullptr;
+    } else if (const auto *Assign = dyn_cast<CXXOperatorCallExpr>(Then);
+               Assign && Assign->getOperator() == OO_Equal && Assign->getNumArgs() == 2) {
+      Row = Assign->getArg(0);
+      Value = Assign->getArg(1);
+      Fill = !isTensorType(Value->IgnoreImplicit()->getType());
+    }
+    const auto *RowOp =
+        dyn_cast_or_null<CXXOperatorCallExpr>(Row ? Row->IgnoreImplicit()->IgnoreParens() : nullptr);
+    const auto *Target = RowOp && RowOp->getOperator() == OO_Subscript && RowOp->getNumArgs() == 2
+                             ? dyn_cast<DeclRefExpr>(ignoreWrappers(RowOp->getArg(0)))
+                             : nullptr;
+    if (!Target || !isTensorType(Target->getType()))
+      return std::nullopt;
+    MaskedRowWrites This;
+    This.Mask = spelledText(Ctx, Copy->getImplicitObjectArgument());
+    This.Target = Target->getDecl()->getNameAsString();
+    This.Fill = Fill;
+    This.Value = Value ? spelledText(Ctx, Value->IgnoreImplicit()) : "0";
+    if (This.Value.empty())
+      return std::nullopt;
+    This.LoopLine = Ctx.getSourceManager().getExpansionLineNumber(Loop->getBeginLoc());
+    if (This.Mask.empty() || (Found && (Found->Target != This.Target || Found->LoopLine != This.LoopLine)))
+      return std::nullopt;
+    Found = This;
+  }
+  return Found;
+}
+
 /// `torch::save(value, ...)` of a tensor, tensors or a module that may be on the
 /// GPU: each tensor is copied to the host with a blocking copy first, on every
 /// LibTorch version (1.13 and 2.11 pickle a CPU copy of each tensor). The host
@@ -126,6 +235,32 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
         F.Remedy += "; no fix: the loop is written in a macro";
       report(Call->getExprLoc(), F, Fixes ? *Fixes : std::vector<FixItHint>{});
       return;
+    }
+  if (F.Use.Kind != Dependency::Intentional && !F.Use.IntervalLine)
+    if (std::optional<MaskedRowWrites> Rows = maskedRowWrites(analysis(Ctx), Call)) {
+      // The mask is reshaped to broadcast over the rows (`.unsqueeze(1)` for a
+      // matrix): said, since the tool does not know the rank.
+      std::string Mask = "<" + Rows->Mask + " reshaped to broadcast over the rows>";
+      F.Remedy = "the host loop at line " + std::to_string(Rows->LoopLine) + " only writes the rows of `" +
+                 Rows->Target + "` that `" + Rows->Mask + "` selects: on the device, `" +
+                 (Rows->Fill ? Rows->Target + ".masked_fill_(" + Mask + ", " + Rows->Value + ")"
+                             : Rows->Target + ".copy_(torch::where(" + Mask + ", " + Rows->Value + ", " +
+                                   Rows->Target + "))") +
+                 "` writes the same rows with no copy and no wait (`.unsqueeze(1)` for a matrix)";
+      report(Call->getExprLoc(), F);
+      return;
+    }
+  // A row of an invariant tensor copied every iteration (NMS-style greedy
+  // loops): one copy of the whole before the loop; a remedy, not a fix.
+  if (F.Use.Kind != Dependency::Intentional && !F.Use.IntervalLine)
+    if (std::optional<InvariantRowCopy> Rows = invariantRowCopy(analysis(Ctx), Call)) {
+      F.Remedy = "row `" + Rows->Index + "` of `" + Rows->Tensor + "` is copied every iteration, and `" +
+                 Rows->Tensor + "` does not change in the loop at line " + std::to_string(Rows->LoopLine) +
+                 ": copy `" + Rows->WholeCopy + "` to the host once before the loop and read its row `" +
+                 Rows->Index +
+                 "` there (one wait per call instead of one per iteration; the copy moves every row)";
+      if (!Rows->NotProven.empty())
+        F.Remedy += "; not proven: " + Rows->NotProven;
     }
   report(Call->getExprLoc(), F);
 }

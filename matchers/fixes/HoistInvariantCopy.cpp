@@ -6,11 +6,13 @@
 #include "analysis/ValueFlow.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
+#include <functional>
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Analysis/Analyses/ExprMutationAnalyzer.h"
 #include "clang/Lex/Lexer.h"
 #include <variant>
 
@@ -169,6 +171,30 @@ public:
                           return Definition.Variable != Copied ||
                                  (!Definition.isOpaque() && newAllocation(Definition.Value));
                         }));
+  }
+
+  /// Whether the region surely writes the copied tensor itself (`work.mul_(..)`,
+  /// `work[i].fill_(..)`, `work += ..`): its values change in the region, so a
+  /// copy made before it is not the same copy (no restructuring, not only an
+  /// unproven one).
+  bool writesCopiedItself() {
+    for (const Stmt *Root : Region)
+      for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*Root)) {
+        const CallExpr *Call = Site.Call;
+        std::string Name = calleeName(Call).str();
+        if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
+          const Expr *Object = Member->getImplicitObjectArgument();
+          if (Object && isTensorType(Object->getType()) && isInPlaceName(Name) &&
+              rootVariable(Object) == Copied)
+            return true;
+        } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
+          if (Op->isAssignmentOp() && Op->getNumArgs() >= 1 && isTensorType(Op->getArg(0)->getType()) &&
+              !(Op->getOperator() == OO_Equal && isa<DeclRefExpr>(ignoreWrappers(Op->getArg(0)))) &&
+              rootVariable(Op->getArg(0)) == Copied)
+            return true;
+        }
+      }
+    return false;
   }
 
   /// Why something in the region may write a tensor made outside it; empty when nothing can.
@@ -497,7 +523,8 @@ std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU, cons
   const auto *Copied = dyn_cast<DeclRefExpr>(ignoreWrappers(Copy->getImplicitObjectArgument()));
   const FunctionDecl *FD = enclosingFunction(Ctx, Loop);
   const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
-  if (!Copied || !isa<VarDecl>(Copied->getDecl()) || !Flow || !Flow->invariantIn(Copied, Loop))
+  if (!Copied || !isa<VarDecl>(Copied->getDecl()) || !Flow || !Flow->invariantIn(Copied, Loop) ||
+      RegionWrites(TU, {Loop}, cast<VarDecl>(Copied->getDecl()), Host).writesCopiedItself())
     return std::nullopt;
 
   InvariantCopy Found;
@@ -535,6 +562,105 @@ std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU, cons
   return Found;
 }
 
+std::optional<InvariantRowCopy> invariantRowCopy(TranslationUnitAnalysis &TU, const CXXMemberCallExpr *Copy) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  const Stmt *Loop = TU.enclosingLoop(Copy);
+  const FunctionDecl *FD = Loop ? enclosingFunction(Ctx, Loop) : nullptr;
+  const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
+  const Expr *Copied = Copy->getImplicitObjectArgument();
+  if (!Flow || !Copied || Copy->getBeginLoc().isMacroID())
+    return std::nullopt;
+  ExprMutationAnalyzer Mutations(*Loop, Ctx);
+  auto DeclaredWithin = [&](const VarDecl *VD) {
+    return SM.isPointWithin(VD->getLocation(), Loop->getBeginLoc(), Loop->getEndLoc());
+  };
+  // The copied expression: elementwise operators and comparisons of one row
+  // `t[i]` with host scalars the loop does not change.
+  const CXXOperatorCallExpr *Row = nullptr;
+  bool Elementwise = true;
+  std::function<void(const Expr *)> Walk = [&](const Expr *E) {
+    E = E ? E->IgnoreParenImpCasts() : nullptr;
+    if (!E || !Elementwise)
+      return;
+    if (const auto *Temporary = dyn_cast<MaterializeTemporaryExpr>(E))
+      return Walk(Temporary->getSubExpr());
+    if (const auto *Bind = dyn_cast<CXXBindTemporaryExpr>(E))
+      return Walk(Bind->getSubExpr());
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(E); Construct && Construct->getNumArgs() == 1)
+      return Walk(Construct->getArg(0)); // a scalar converted to c10::Scalar
+    if (E->getType()->isArithmeticType()) {
+      // A literal, or a variable declared before the loop that nothing in it
+      // changes (`+=`, `++` and mutable references too: clang's mutation
+      // analysis; the value-flow core follows assignments only).
+      if (isa<IntegerLiteral, FloatingLiteral>(E))
+        return;
+      const auto *Ref = dyn_cast<DeclRefExpr>(E);
+      const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+      Elementwise = VD && !DeclaredWithin(VD) && Flow->invariantIn(Ref, Loop) && !Mutations.isMutated(VD);
+      return;
+    }
+    const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+    if (Op && Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 && !Row &&
+        isa<DeclRefExpr>(ignoreWrappers(Op->getArg(0))) && isTensorType(Op->getArg(0)->getType()) &&
+        Op->getArg(1)->IgnoreParenImpCasts()->getType()->isIntegerType()) {
+      Row = Op;
+      return;
+    }
+    static constexpr llvm::StringLiteral Binary[] = {"gt", "lt",  "ge",  "le",  "eq",
+                                                     "ne", "mul", "add", "sub", "div"};
+    if (Op && Op->getNumArgs() == 2 && isInTorchNamespace(Op->getDirectCallee()) &&
+        (Op->isComparisonOp() || Op->getOperator() == OO_Plus || Op->getOperator() == OO_Minus ||
+         Op->getOperator() == OO_Star || Op->getOperator() == OO_Slash)) {
+      Walk(Op->getArg(0));
+      Walk(Op->getArg(1));
+      return;
+    }
+    if (const auto *Member = dyn_cast<CXXMemberCallExpr>(E);
+        Member && isInTorchNamespace(Member->getDirectCallee()) && Member->getNumArgs() == 1 &&
+        llvm::is_contained(Binary, calleeName(Member))) {
+      Walk(Member->getImplicitObjectArgument());
+      Walk(Member->getArg(0));
+      return;
+    }
+    Elementwise = false;
+  };
+  Walk(Copied);
+  if (!Elementwise || !Row)
+    return std::nullopt;
+  const auto *Tensor = cast<DeclRefExpr>(ignoreWrappers(Row->getArg(0)));
+  // The row changes with the loop (else the whole copy is the loop's invariant).
+  const auto *Index = dyn_cast<DeclRefExpr>(Row->getArg(1)->IgnoreParenImpCasts());
+  const auto *IndexVariable = Index ? dyn_cast<VarDecl>(Index->getDecl()) : nullptr;
+  if (!IndexVariable || !(DeclaredWithin(IndexVariable) || Mutations.isMutated(IndexVariable)) ||
+      !Flow->invariantIn(Tensor, Loop) || !isa<VarDecl>(Tensor->getDecl()))
+    return std::nullopt;
+  RegionWrites Writes(TU, {Loop}, cast<VarDecl>(Tensor->getDecl()), nullptr);
+  if (Writes.writesCopiedItself())
+    return std::nullopt;
+  // The copied expression as spelled, with `t[i]` spelled `t`.
+  CharSourceRange Whole = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(Copied->getSourceRange()),
+                                                   SM, Ctx.getLangOpts());
+  CharSourceRange RowRange =
+      Lexer::makeFileCharRange(CharSourceRange::getTokenRange(Row->getSourceRange()), SM, Ctx.getLangOpts());
+  if (Whole.isInvalid() || RowRange.isInvalid())
+    return std::nullopt;
+  StringRef Text = Lexer::getSourceText(Whole, SM, Ctx.getLangOpts());
+  unsigned Begin = SM.getFileOffset(Whole.getBegin()), RowBegin = SM.getFileOffset(RowRange.getBegin()),
+           RowEnd = SM.getFileOffset(RowRange.getEnd());
+  if (Text.empty() || RowBegin < Begin || RowEnd - Begin > Text.size())
+    return std::nullopt;
+  InvariantRowCopy Found;
+  Found.Tensor = Tensor->getDecl()->getNameAsString();
+  Found.Index = Index->getDecl()->getNameAsString();
+  Found.WholeCopy =
+      (Text.take_front(RowBegin - Begin) + Found.Tensor + Text.drop_front(RowEnd - Begin)).str();
+  Found.LoopLine = SM.getExpansionLineNumber(Loop->getBeginLoc());
+  if (std::string Why = Writes.firstWrite(); !Why.empty())
+    Found.NotProven = "the loop may change `" + Found.Tensor + "`: " + Why;
+  return Found;
+}
+
 std::optional<InvariantElementReads>
 invariantElementReads(TranslationUnitAnalysis &TU, const CallExpr *Item,
                       llvm::function_ref<bool(const CallExpr *)> Includes) {
@@ -546,7 +672,8 @@ invariantElementReads(TranslationUnitAnalysis &TU, const CallExpr *Item,
   const Stmt *Loop = TU.enclosingLoop(Item);
   const FunctionDecl *FD = Loop ? enclosingFunction(Ctx, Loop) : nullptr;
   const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
-  if (!Tensor || !Flow || !Flow->invariantIn(Tensor, Loop))
+  if (!Tensor || !Flow || !Flow->invariantIn(Tensor, Loop) ||
+      RegionWrites(TU, {Loop}, cast<VarDecl>(Tensor->getDecl()), nullptr).writesCopiedItself())
     return std::nullopt;
   InvariantElementReads Found;
   Found.Tensor = Tensor->getDecl()->getNameAsString();

@@ -45,6 +45,25 @@ struct InvariantCopy {
 std::optional<InvariantCopy> invariantHostCopy(TranslationUnitAnalysis &TU,
                                                const clang::CXXMemberCallExpr *Copy);
 
+/// A row of a tensor the loop does not change, copied to the host every
+/// iteration through elementwise operations with loop-invariant host scalars
+/// (`(iou[i] > iou_thr).cpu()` in an NMS-style greedy loop): the same rows of
+/// one copy of the whole expression (`(iou > iou_thr).cpu()`) made before the
+/// loop hold the same values, with one wait per call. Said as a remedy, not a
+/// fix (the copy moves every row, also those the loop skips).
+struct InvariantRowCopy {
+  std::string Tensor;    ///< `iou`
+  std::string Index;     ///< `i`, as spelled
+  std::string WholeCopy; ///< `(iou > iou_thr)`, the copied expression with the row taken out
+  unsigned LoopLine = 0;
+  /// Why the values may differ (empty: nothing in the loop may write the tensor).
+  std::string NotProven;
+};
+
+/// The row copy \p Copy (`cpu()` or `to(<CPU>)`) is, if any.
+std::optional<InvariantRowCopy> invariantRowCopy(TranslationUnitAnalysis &TU,
+                                                 const clang::CXXMemberCallExpr *Copy);
+
 /// Element reads of a tensor the loop does not change (`offsets[i].item<int64_t>()`,
 /// `offsets[i + 1].item<int64_t>()` every iteration): one copy of the tensor
 /// before the loop and reads of the host copy's elements give the same values

@@ -27,6 +27,18 @@ torch::Tensor segment_sums(const torch::Tensor &values, const torch::Tensor &off
 // CHECK-FIXES-NEXT: int64_t begin = offsets_host[s].item<int64_t>();
 // CHECK-FIXES: int64_t end = offsets_host[s + 1].item<int64_t>();
 
+// The loop writes the read tensor itself: not the shape (a copy before the
+// loop would hold stale values), so no bulk copy is proposed.
+int64_t consumes(torch::Tensor budget, int64_t steps) {
+  int64_t used = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    used += budget[0].item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: {{.*}}(every iteration of the loop at line [[@LINE-2]]){{[^`]*}} [torch-sync-item]
+    budget.mul_(2);
+  }
+  return used;
+}
+
 // --- the rewrite in the message, no fix ---------------------------------------
 // The loop writes a tensor made outside it (it may be `offsets`).
 void fill(const torch::Tensor &offsets, torch::Tensor out, int64_t segments) {

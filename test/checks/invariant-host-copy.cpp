@@ -99,12 +99,15 @@ int64_t accessor_writes(const torch::Tensor &lengths, int64_t features) {
   return sum;
 }
 
-// The loop writes the copied tensor.
+// The loop writes the copied tensor itself: its values change every iteration,
+// so a copy before the loop is not the same copy (not the shape: no "does not
+// change", no rewrite offered; the soft-NMS loop of test/blind/restructurings2
+// was told both "does not change" and "may change").
 int64_t drains(torch::Tensor lengths, int64_t T) {
   int64_t total = 0;
   for (int64_t t = 0; t < T; ++t) {
     auto host = lengths.cpu();
-    // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: {{.*}}`lengths` does not change in the loop at line [[@LINE-2]]: copy it once before the loop (one wait per call instead of one per iteration); no fix: the loop may change `lengths`: `mul_()` may write its memory (the rewrite: move `auto host = lengths.cpu();` before the loop) [torch-sync-device-to-host]
+    // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: {{.*}}; true dependency: through `host`, the host reads the tensor's memory (every iteration of the loop at line [[@LINE-2]]); copy once, later: into pinned memory with `non_blocking=true` and one synchronization before the host reads it [torch-sync-device-to-host]
     total += host.data_ptr<int64_t>()[t];
     lengths.mul_(2);
   }
