@@ -2,6 +2,7 @@
 #include "ApiFacts.h"
 #include "CopyCalls.h"
 #include "TorchApi.h"
+#include "analysis/ValueFlow.h"
 #include "fixes/HoistInvariantCopy.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
@@ -130,6 +131,68 @@ static std::optional<MaskedRowWrites> maskedRowWrites(TranslationUnitAnalysis &T
   return Found;
 }
 
+namespace {
+/// A function this one passes the copied tensor to, which copies it to the host too.
+struct CopiedByCallee {
+  std::string Callee;
+  unsigned CallLine = 0, CopyLine = 0;
+};
+} // namespace
+
+/// `auto h = t.cpu(); ... helper(t);` where `helper(const Tensor &p)` copies
+/// `p.cpu()` too (issue 41, "a caller and its callee each copying the same
+/// tensor"): the same tensor object (the value-flow core: one definition of
+/// `t` reaches both, or a parameter never reassigned), a callee whose body
+/// this unit has. A remedy: the callee's interface changes.
+static std::optional<CopiedByCallee> copiedByCallee(TranslationUnitAnalysis &TU, DeviceOracle &Oracle,
+                                                    const CXXMemberCallExpr *Copy) {
+  ASTContext &Ctx = TU.context();
+  const SourceManager &SM = Ctx.getSourceManager();
+  const auto *Copied = dyn_cast_or_null<DeclRefExpr>(ignoreWrappers(Copy->getImplicitObjectArgument()));
+  const auto *Tensor = Copied ? dyn_cast<VarDecl>(Copied->getDecl()) : nullptr;
+  const FunctionDecl *FD = Tensor ? enclosingFunction(Ctx, Copy) : nullptr;
+  const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
+  if (!Flow || !FD->getBody())
+    return std::nullopt;
+  bool NeverAssigned = isa<ParmVarDecl>(Tensor) && llvm::none_of(Flow->definitions(), [&](const auto &D) {
+                         return D.Variable == Tensor;
+                       });
+  for (const TranslationUnitAnalysis::CallSite &Site : TU.callSitesUnder(*FD->getBody())) {
+    const CallExpr *Call = Site.Call;
+    if (Site.InLambda || Call == Copy)
+      continue;
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    const FunctionDecl *Definition = nullptr;
+    if (!Callee || !Callee->hasBody(Definition) || !Definition || isInTorchNamespace(Definition) ||
+        Definition->isInStdNamespace() || SM.isInSystemHeader(Definition->getLocation()) || Definition == FD)
+      continue;
+    unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Definition) ? 1 : 0;
+    for (unsigned I = 0; I < Definition->getNumParams() && I + Offset < Call->getNumArgs(); ++I) {
+      const auto *Arg = dyn_cast<DeclRefExpr>(ignoreWrappers(Call->getArg(I + Offset)));
+      const ParmVarDecl *Param = Definition->getParamDecl(I);
+      if (!Arg || Arg->getDecl() != Tensor || !isTensorType(Param->getType()) ||
+          !(NeverAssigned || Flow->sameDefinition(Copied, Arg)))
+        continue;
+      // The callee's own copy of that parameter.
+      for (const TranslationUnitAnalysis::CallSite &Inner : TU.callSitesUnder(*Definition->getBody())) {
+        const auto *InnerCopy = dyn_cast<CXXMemberCallExpr>(Inner.Call);
+        const auto *Of = InnerCopy
+                             ? dyn_cast<DeclRefExpr>(ignoreWrappers(InnerCopy->getImplicitObjectArgument()))
+                             : nullptr;
+        if (Inner.InLambda || !Of || Of->getDecl() != Param ||
+            !(calleeName(InnerCopy) == "cpu" || isBlockingCopyToHost(InnerCopy, Oracle, Ctx)))
+          continue;
+        CopiedByCallee Found;
+        Found.Callee = Definition->getNameAsString();
+        Found.CallLine = SM.getExpansionLineNumber(Call->getBeginLoc());
+        Found.CopyLine = SM.getExpansionLineNumber(InnerCopy->getExprLoc());
+        return Found;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 /// `torch::save(value, ...)` of a tensor, tensors or a module that may be on the
 /// GPU: each tensor is copied to the host with a blocking copy first, on every
 /// LibTorch version (1.13 and 2.11 pickle a CPU copy of each tensor). The host
@@ -247,6 +310,14 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
                              : Rows->Target + ".copy_(torch::where(" + Mask + ", " + Rows->Value + ", " +
                                    Rows->Target + "))") +
                  "` writes the same rows with no copy and no wait (`.unsqueeze(1)` for a matrix)";
+      report(Call->getExprLoc(), F);
+      return;
+    }
+  if (F.Use.Kind != Dependency::Intentional && !F.Use.IntervalLine)
+    if (std::optional<CopiedByCallee> Twice = copiedByCallee(analysis(Ctx), Oracle, Call)) {
+      F.Remedy += "; `" + Twice->Callee + "` (called at line " + std::to_string(Twice->CallLine) +
+                  ") copies the same tensor to the host again (line " + std::to_string(Twice->CopyLine) +
+                  "): give it this copy (a host-tensor parameter) and one wait per call goes";
       report(Call->getExprLoc(), F);
       return;
     }
