@@ -100,6 +100,7 @@ void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, boo
     UseVerdict Caller = classifier(Ctx).classify(cast<CallExpr>(Use));
     Record["class"] = dependencyName(Caller.Kind);
     Record["reason"] = Caller.Reason;
+    Record["returned"] = Caller.ReturnedToUnseenCaller; // returned again: its callers decide
   }
   Calls.push_back(std::move(Record));
 }

@@ -191,7 +191,8 @@ struct CallGraph {
     const json::Object *Record;
   };
   std::map<std::string, std::vector<Definition>> Judged; ///< functions whose callers can be judged
-  std::map<std::string, std::vector<const json::Object *>> CallsOf;
+  /// Per function, its calls: the calling unit and the call's record.
+  std::map<std::string, std::vector<std::pair<size_t, const json::Object *>>> CallsOf;
   std::set<std::string> Reached; ///< called from code that runs, or whose address is taken
 
   explicit CallGraph(const ProjectRecords &R) {
@@ -218,7 +219,7 @@ struct CallGraph {
             std::string Target = functionKey(U, Use->getString("target").value_or(""),
                                              Use->getBoolean("internal").value_or(true));
             if (Calls)
-              CallsOf[Target].push_back(Use);
+              CallsOf[Target].push_back({U, Use});
             std::optional<StringRef> From = Use->getString("from");
             std::string FromKey =
                 From ? functionKey(U, *From, Use->getBoolean("fromInternal").value_or(true)) : std::string();
@@ -286,6 +287,63 @@ static void markUncalled(Batch &B, const CallGraph &Graph) {
   }
 }
 
+namespace {
+/// How the project's callers of one function use the value it returns.
+struct CallersVerdict {
+  const json::Object *Deciding = nullptr; ///< the first caller that needs it
+  const json::Object *FirstFalse = nullptr;
+  std::string FirstFalseReason;
+  size_t Counted = 0;
+};
+} // namespace
+
+/// The callers' verdict on what the function \p Key returns; nullopt when a
+/// caller no unit shows may exist (its address is taken, nothing reached calls
+/// it). A caller that returns the value again is judged by its own callers (up
+/// to four functions deep).
+static std::optional<CallersVerdict> callersVerdict(const std::string &Key, const CallGraph &Graph,
+                                                    const std::set<std::string> &AddressTaken, unsigned Depth,
+                                                    std::set<std::string> &Visited) {
+  auto Calls = Graph.CallsOf.find(Key);
+  if (AddressTaken.count(Key) || !Graph.Reached.count(Key) || Calls == Graph.CallsOf.end())
+    return std::nullopt;
+  CallersVerdict V;
+  for (const auto &[Unit, Call] : Calls->second) {
+    auto Class = Call->getString("class");
+    std::optional<Dependency> Kind = Class ? dependencyNamed(*Class) : std::nullopt;
+    if (!Kind || !Call->getString("reason"))
+      continue; // a caller of the function's void overload: none
+    ++V.Counted;
+    std::string Reason = Call->getString("reason").value_or("").str();
+    if (*Kind == Dependency::True && Call->getBoolean("returned").value_or(false) && Depth < 4) {
+      // Returned again by the caller: its own callers decide.
+      std::optional<StringRef> From = Call->getString("from");
+      std::string FromKey =
+          From ? functionKey(Unit, *From, Call->getBoolean("fromInternal").value_or(true)) : std::string();
+      std::optional<CallersVerdict> Outer;
+      if (From && Visited.insert(FromKey).second)
+        Outer = callersVerdict(FromKey, Graph, AddressTaken, Depth + 1, Visited);
+      if (Outer && !Outer->Deciding && Outer->Counted) {
+        if (!V.FirstFalse) {
+          V.FirstFalse = Call;
+          V.FirstFalseReason = "it returns the value to callers that do not need it on the host (" +
+                               placeOf(*Outer->FirstFalse) + ": " + Outer->FirstFalseReason + ")";
+        }
+        continue;
+      }
+    }
+    if (*Kind == Dependency::True) {
+      V.Deciding = Call;
+      break;
+    }
+    if (!V.FirstFalse) {
+      V.FirstFalse = Call;
+      V.FirstFalseReason = Reason;
+    }
+  }
+  return V;
+}
+
 /// A value a function returns, classified by how the project's callers use
 /// it (issue 42): false when every caller that runs uses it as a metric or a
 /// log, true (naming the caller) when one needs it. Functions whose address
@@ -295,26 +353,12 @@ static void classifyReturnedValues(Batch &B, const ProjectRecords &R, const Call
   for (const CallRecord &Returned : R.Returned) {
     std::string Key = functionKey(Returned.Unit, Returned.Record.getString("returnedBy").value_or(""),
                                   Returned.Record.getBoolean("internal").value_or(true));
-    auto Calls = Graph.CallsOf.find(Key);
-    if (AddressTaken.count(Key) || !Graph.Reached.count(Key) || Calls == Graph.CallsOf.end())
+    std::set<std::string> Visited{Key};
+    std::optional<CallersVerdict> Verdict = callersVerdict(Key, Graph, AddressTaken, 0, Visited);
+    if (!Verdict || !Verdict->Counted)
       continue;
-    const json::Object *Deciding = nullptr, *FirstFalse = nullptr;
-    size_t Counted = 0;
-    for (const json::Object *Call : Calls->second) {
-      auto Class = Call->getString("class");
-      std::optional<Dependency> Kind = Class ? dependencyNamed(*Class) : std::nullopt;
-      if (!Kind || !Call->getString("reason"))
-        continue; // a caller of the function's void overload: none
-      ++Counted;
-      if (*Kind == Dependency::True) {
-        Deciding = Call;
-        break;
-      }
-      if (!FirstFalse)
-        FirstFalse = Call;
-    }
-    if (!Counted)
-      continue;
+    const json::Object *Deciding = Verdict->Deciding, *FirstFalse = Verdict->FirstFalse;
+    size_t Counted = Verdict->Counted;
     // The finding the record stands beside: same check, same place.
     for (FindingRecord &E : B.Units[Returned.Unit].Findings) {
       if (E.DiagnosticName != Returned.Remark.DiagnosticName || !E.Facts ||
@@ -327,7 +371,8 @@ static void classifyReturnedValues(Batch &B, const ProjectRecords &R, const Call
       Finding F;
       F.What = Returned.Record.getString("what").value_or("").str();
       F.Use.LoopLine = static_cast<unsigned>(Returned.Record.getInteger("loopLine").value_or(0));
-      std::string CallerReason = Caller->getString("reason").value_or("").str();
+      std::string CallerReason =
+          Deciding ? Caller->getString("reason").value_or("").str() : Verdict->FirstFalseReason;
       if (Deciding) {
         F.Use.Kind = Dependency::True;
         F.Use.Reason = "the value is returned by `" + Name + "`, and its caller at ";
