@@ -39,7 +39,33 @@ static const Expr *maskArgument(const CallExpr *Call) {
 
 /// The local variable \p Selection initialises when its every use is a full
 /// `sum()` or `mean()` (nothing else reads the selection's shape); else nullptr.
-static const VarDecl *onlyReducedVariable(TranslationUnitAnalysis &TU, const Expr *Selection) {
+/// Whether \p E, applied to every element of a tensor with host scalars only
+/// (`x + 1`, `x.to(torch::kDouble)`, `x.reciprocal()`), keeps elements apart:
+/// a sum of it over a selection is the sum over the whole tensor of it masked.
+static bool isElementwiseOfOne(const Expr *Operand, const Stmt *E) {
+  auto HostOnly = [](const Expr *Arg) { return !isTensorType(Arg->getType()); };
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
+    OverloadedOperatorKind K = Op->getOperator();
+    return Op->getNumArgs() == 2 && isInTorchNamespace(Op->getDirectCallee()) &&
+           ignoreWrappers(Op->getArg(0)) == ignoreWrappers(Operand) && HostOnly(Op->getArg(1)) &&
+           (K == OO_Plus || K == OO_Minus || K == OO_Star || K == OO_Slash);
+  }
+  const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(E);
+  static constexpr llvm::StringLiteral Elementwise[] = {
+      "reciprocal", "abs",  "neg",   "exp",       "log",       "sqrt",  "square",
+      "pow",        "to",   "clamp", "clamp_min", "clamp_max", "float", "double",
+      "sigmoid",    "tanh", "relu",  "mul",       "add",       "sub",   "div"};
+  return Call && isInTorchNamespace(Call->getDirectCallee()) &&
+         ignoreWrappers(Call->getImplicitObjectArgument()) == ignoreWrappers(Operand) &&
+         llvm::is_contained(Elementwise, calleeName(Call)) && llvm::all_of(Call->arguments(), HostOnly);
+}
+
+/// The variable a selection is kept in, when every use of it is a full sum or
+/// mean (`auto kept = x.index({m}); return kept.mean().item<double>();`), or a
+/// full sum of elementwise functions of it with host scalars (`(kept + 1)
+/// .reciprocal().sum()`: \p Elementwise set); nullptr otherwise.
+static const VarDecl *onlyReducedVariable(TranslationUnitAnalysis &TU, const Expr *Selection,
+                                          bool &Elementwise) {
   ASTContext &Ctx = TU.context();
   const VarDecl *Var = initialisedVariable(Ctx, Selection);
   const auto *FD = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
@@ -49,10 +75,18 @@ static const VarDecl *onlyReducedVariable(TranslationUnitAnalysis &TU, const Exp
   if (Refs.empty())
     return nullptr;
   for (const DeclRefExpr *Ref : Refs) {
-    const auto *Use = dyn_cast_or_null<CXXMemberCallExpr>(consumerOf(Ctx, Ref));
-    StringRef Name = Use ? calleeName(Use) : "";
-    if (!Use || ignoreWrappers(Use->getImplicitObjectArgument()) != Ref || explicitArgCount(Use) != 0 ||
-        (Name != "sum" && Name != "mean"))
+    const Expr *Operand = Ref;
+    const Stmt *Use = consumerOf(Ctx, Operand);
+    for (unsigned Depth = 0; Depth < 8 && isElementwiseOfOne(Operand, Use); ++Depth) {
+      Operand = cast<Expr>(Use);
+      Use = consumerOf(Ctx, Operand);
+      Elementwise = true;
+    }
+    const auto *Reduce = dyn_cast_or_null<CXXMemberCallExpr>(Use);
+    StringRef Name = Reduce ? calleeName(Reduce) : "";
+    // A mean of an elementwise function would need the count: sums only then.
+    if (!Reduce || ignoreWrappers(Reduce->getImplicitObjectArgument()) != ignoreWrappers(Operand) ||
+        explicitArgCount(Reduce) != 0 || !(Name == "sum" || (Name == "mean" && Operand == Ref)))
       return nullptr;
   }
   return Var;
@@ -89,8 +123,9 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   // The same through a variable whose every use is such a reduction:
   // `auto kept = x.index({m}); return kept.mean().item<double>();`.
   std::string Through;
+  bool Elementwise = false;
   if (!Reducible)
-    if (const VarDecl *Var = onlyReducedVariable(analysis(Ctx), Call))
+    if (const VarDecl *Var = onlyReducedVariable(analysis(Ctx), Call, Elementwise))
       Through = "through `" + Var->getNameAsString() + "`, ";
   bool ReducedLater = !Through.empty();
   // Only the selection's count is read, and the host does not need it (`hits +=
@@ -101,11 +136,17 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
   if (Counted && Counted->Verdict.Kind != Dependency::False)
     Counted.reset();
   F.Use.Kind = Reducible || ReducedLater ? Dependency::False : Dependency::True;
-  F.Use.Reason = Reducible ? "only the selection's `" + ReductionName.str() + "()` is used"
-                 : ReducedLater ? Through + "only full sums or means of the selection are used"
-                                : "the selection's size shapes what follows";
+  F.Use.Reason =
+      Reducible ? "only the selection's `" + ReductionName.str() + "()` is used"
+      : ReducedLater
+          ? Through + (Elementwise ? "only full sums of elementwise functions of the selection are used"
+                                   : "only full sums or means of the selection are used")
+          : "the selection's size shapes what follows";
   F.Use.LoopLine = classifier(Ctx).enclosingLoopLine(Call);
-  F.Remedy = Reducible || ReducedLater
+  F.Remedy = Elementwise
+                 ? "apply those functions to the whole tensor and sum `torch::where(mask, f(x), 0)` instead: "
+                   "same value, fixed shape"
+             : Reducible || ReducedLater
                  ? "reduce with `torch::where(mask, x, 0)` instead: same value, fixed shape"
                  : "keep shapes fixed with `torch::where(mask, x, fill)` and reduce or "
                    "mask later";

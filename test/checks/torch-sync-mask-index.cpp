@@ -99,3 +99,21 @@ int64_t sizes_the_host_needs(const torch::Tensor &p, const torch::Tensor &t, std
   return n + x.masked_select(p.eq(t)).numel();
   // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: selecting with a boolean mask on a GPU tensor {{.*}}; true dependency: the selection's size shapes what follows;
 }
+
+// Only a full sum of elementwise functions of the selection, with host scalars
+// (a metric over the hits: the blind sparse model's `(hit_ranks + 1)...sum()`):
+// false, summed on the device with `where`. A tensor operand (another
+// selection's alignment is unknown) or a mean of such a function keeps it true.
+double hit_metric(const torch::Tensor &rank, double total) {
+  auto hits = rank.index({rank.lt(10)});
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: selecting with a boolean mask on a tensor that may be on the GPU {{.*}}; false dependency: through `hits`, only full sums of elementwise functions of the selection are used; apply those functions to the whole tensor and sum `torch::where(mask, f(x), 0)` instead: same value, fixed shape [torch-sync-mask-index]
+  total += (hits + 1).to(torch::kDouble).abs().sum().item<double>();
+  return total;
+}
+double not_elementwise(const torch::Tensor &rank, const torch::Tensor &w) {
+  auto hits = rank.index({rank.lt(10)});
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: {{.*}}; true dependency: the selection's size shapes what follows;
+  auto mean_hits = rank.index({rank.lt(5)});
+  // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: {{.*}}; true dependency: the selection's size shapes what follows;
+  return (hits * w).sum().item<double>() + (mean_hits - 1).mean().item<double>();
+}
