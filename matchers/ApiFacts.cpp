@@ -481,6 +481,14 @@ const Index &hostIndex() {
 
 unsigned apiTraits(llvm::StringRef Name) { return index().traits(Name); }
 
+bool isElementwiseMethod(llvm::StringRef Name) {
+  static constexpr llvm::StringLiteral Elementwise[] = {
+      "gt",  "lt",         "ge",        "le",        "eq",    "ne",     "mul",     "add",    "sub",
+      "div", "reciprocal", "abs",       "neg",       "exp",   "log",    "sqrt",    "square", "pow",
+      "to",  "clamp",      "clamp_min", "clamp_max", "float", "double", "sigmoid", "tanh",   "relu"};
+  return llvm::is_contained(Elementwise, Name);
+}
+
 llvm::ArrayRef<llvm::StringRef> namesWithTrait(ApiTrait Trait) {
   return Index::lookUp(index().ByTrait, Trait);
 }

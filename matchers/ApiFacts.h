@@ -194,6 +194,11 @@ bool isInPlaceName(llvm::StringRef Name);
 /// pointer or accessor to it.
 bool mayWriteTensorMemory(llvm::StringRef Name);
 
+/// A LibTorch method that maps each element on its own, given host scalars
+/// (`abs`, `exp`, `to`, `gt`, `mul`): f(x)[i] == f(x[i]), and f of a selection
+/// is the selection of f. A list beside the traits: ApiTrait's 32 bits are used.
+bool isElementwiseMethod(llvm::StringRef Name);
+
 } // namespace torch_syncfree
 
 #endif

@@ -72,18 +72,14 @@ static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) 
   return true;
 }
 
-/// The function a use belongs to for reachability: the outermost one (a
-/// lambda's calls are its enclosing function's).
-static const FunctionDecl *usingFunction(ASTContext &Ctx, const Expr *Use) {
-  return outermostFunction(Ctx, Use);
-}
-
 void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, bool IsCall, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   if (!isProjectFunction(Target, SM))
     return;
   llvm::json::Object Record{{"target", linkageName(Target)}, {"internal", !Target->isExternallyVisible()}};
-  if (const FunctionDecl *From = usingFunction(Ctx, Use); From && callersCanBeJudged(From, SM)) {
+  // The function the use belongs to: the outermost (a lambda's calls are its
+  // enclosing function's).
+  if (const FunctionDecl *From = outermostFunction(Ctx, Use); From && callersCanBeJudged(From, SM)) {
     Record["from"] = linkageName(From);
     Record["fromInternal"] = !From->isExternallyVisible();
   }

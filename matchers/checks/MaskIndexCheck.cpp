@@ -1,3 +1,4 @@
+#include "ApiFacts.h"
 #include "CatalogChecks.h"
 #include "TensorFacts.h"
 #include "TorchApi.h"
@@ -51,13 +52,9 @@ static bool isElementwiseOfOne(const Expr *Operand, const Stmt *E) {
            (K == OO_Plus || K == OO_Minus || K == OO_Star || K == OO_Slash);
   }
   const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(E);
-  static constexpr llvm::StringLiteral Elementwise[] = {
-      "reciprocal", "abs",  "neg",   "exp",       "log",       "sqrt",  "square",
-      "pow",        "to",   "clamp", "clamp_min", "clamp_max", "float", "double",
-      "sigmoid",    "tanh", "relu",  "mul",       "add",       "sub",   "div"};
   return Call && isInTorchNamespace(Call->getDirectCallee()) &&
          ignoreWrappers(Call->getImplicitObjectArgument()) == ignoreWrappers(Operand) &&
-         llvm::is_contained(Elementwise, calleeName(Call)) && llvm::all_of(Call->arguments(), HostOnly);
+         isElementwiseMethod(calleeName(Call)) && llvm::all_of(Call->arguments(), HostOnly);
 }
 
 /// The variable a selection is kept in, when every use of it is a full sum or

@@ -607,8 +607,6 @@ std::optional<InvariantRowCopy> invariantRowCopy(TranslationUnitAnalysis &TU, co
       Row = Op;
       return;
     }
-    static constexpr llvm::StringLiteral Binary[] = {"gt", "lt",  "ge",  "le",  "eq",
-                                                     "ne", "mul", "add", "sub", "div"};
     if (Op && Op->getNumArgs() == 2 && isInTorchNamespace(Op->getDirectCallee()) &&
         (Op->isComparisonOp() || Op->getOperator() == OO_Plus || Op->getOperator() == OO_Minus ||
          Op->getOperator() == OO_Star || Op->getOperator() == OO_Slash)) {
@@ -618,7 +616,7 @@ std::optional<InvariantRowCopy> invariantRowCopy(TranslationUnitAnalysis &TU, co
     }
     if (const auto *Member = dyn_cast<CXXMemberCallExpr>(E);
         Member && isInTorchNamespace(Member->getDirectCallee()) && Member->getNumArgs() == 1 &&
-        llvm::is_contained(Binary, calleeName(Member))) {
+        isElementwiseMethod(calleeName(Member))) {
       Walk(Member->getImplicitObjectArgument());
       Walk(Member->getArg(0));
       return;

@@ -193,7 +193,8 @@ struct CallGraph {
   std::map<std::string, std::vector<Definition>> Judged; ///< functions whose callers can be judged
   /// Per function, its calls: the calling unit and the call's record.
   std::map<std::string, std::vector<std::pair<size_t, const json::Object *>>> CallsOf;
-  std::set<std::string> Reached; ///< called from code that runs, or whose address is taken
+  std::set<std::string> Reached;      ///< called from code that runs, or whose address is taken
+  std::set<std::string> AddressTaken; ///< referenced other than as a callee: callers no unit shows
 
   explicit CallGraph(const ProjectRecords &R) {
     for (size_t U = 0; U < R.Units.size(); ++U)
@@ -223,6 +224,8 @@ struct CallGraph {
             std::optional<StringRef> From = Use->getString("from");
             std::string FromKey =
                 From ? functionKey(U, *From, Use->getBoolean("fromInternal").value_or(true)) : std::string();
+            if (!Calls)
+              AddressTaken.insert(Target);
             if (!Calls || !From || !Judged.count(FromKey))
               Work.push_back(Target);
             else
@@ -302,10 +305,9 @@ struct CallersVerdict {
 /// it). A caller that returns the value again is judged by its own callers (up
 /// to four functions deep).
 static std::optional<CallersVerdict> callersVerdict(const std::string &Key, const CallGraph &Graph,
-                                                    const std::set<std::string> &AddressTaken, unsigned Depth,
-                                                    std::set<std::string> &Visited) {
+                                                    unsigned Depth, std::set<std::string> &Visited) {
   auto Calls = Graph.CallsOf.find(Key);
-  if (AddressTaken.count(Key) || !Graph.Reached.count(Key) || Calls == Graph.CallsOf.end())
+  if (Graph.AddressTaken.count(Key) || !Graph.Reached.count(Key) || Calls == Graph.CallsOf.end())
     return std::nullopt;
   CallersVerdict V;
   for (const auto &[Unit, Call] : Calls->second) {
@@ -322,7 +324,7 @@ static std::optional<CallersVerdict> callersVerdict(const std::string &Key, cons
           From ? functionKey(Unit, *From, Call->getBoolean("fromInternal").value_or(true)) : std::string();
       std::optional<CallersVerdict> Outer;
       if (From && Visited.insert(FromKey).second)
-        Outer = callersVerdict(FromKey, Graph, AddressTaken, Depth + 1, Visited);
+        Outer = callersVerdict(FromKey, Graph, Depth + 1, Visited);
       if (Outer && !Outer->Deciding && Outer->Counted) {
         if (!V.FirstFalse) {
           V.FirstFalse = Call;
@@ -348,13 +350,12 @@ static std::optional<CallersVerdict> callersVerdict(const std::string &Key, cons
 /// it (issue 42): false when every caller that runs uses it as a metric or a
 /// log, true (naming the caller) when one needs it. Functions whose address
 /// is taken or that nothing calls keep the unit's verdict.
-static void classifyReturnedValues(Batch &B, const ProjectRecords &R, const CallGraph &Graph,
-                                   const std::set<std::string> &AddressTaken) {
+static void classifyReturnedValues(Batch &B, const ProjectRecords &R, const CallGraph &Graph) {
   for (const CallRecord &Returned : R.Returned) {
     std::string Key = functionKey(Returned.Unit, Returned.Record.getString("returnedBy").value_or(""),
                                   Returned.Record.getBoolean("internal").value_or(true));
     std::set<std::string> Visited{Key};
-    std::optional<CallersVerdict> Verdict = callersVerdict(Key, Graph, AddressTaken, 0, Visited);
+    std::optional<CallersVerdict> Verdict = callersVerdict(Key, Graph, 0, Visited);
     if (!Verdict || !Verdict->Counted)
       continue;
     const json::Object *Deciding = Verdict->Deciding, *FirstFalse = Verdict->FirstFalse;
@@ -496,15 +497,8 @@ std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
   if (!WholeProject)
     return std::nullopt;
   CallGraph Graph(R);
-  std::set<std::string> AddressTaken;
-  for (size_t U = 0; U < R.Units.size(); ++U)
-    if (const json::Array *List = unitList(R.Units[U], "addresses"))
-      for (const json::Value &V : *List)
-        if (const json::Object *Use = V.getAsObject())
-          AddressTaken.insert(functionKey(U, Use->getString("target").value_or(""),
-                                          Use->getBoolean("internal").value_or(true)));
   markUncalled(B, Graph);
-  classifyReturnedValues(B, R, Graph, AddressTaken);
+  classifyReturnedValues(B, R, Graph);
   return std::nullopt;
 }
 
