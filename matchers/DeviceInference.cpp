@@ -7,14 +7,16 @@
 #include "utils/SourceText.h"
 #include <cstdlib>
 
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Mangle.h"
 #include "clang/AST/ParentMapContext.h"
-#include "clang/Analysis/CFG.h"
-#include <deque>
+#include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Analysis/CFG.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "clang/AST/DeclCXX.h"
-#include "clang/AST/StmtCXX.h"
+#include <deque>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -151,6 +153,8 @@ std::optional<Placement> DeviceOracle::variablePlacementAnywhere(const VarDecl *
       Result = Bound->second;
     } else if (std::optional<Placement> FromCallers = callerArgumentPlacement(Param, AsDevice)) {
       Result = FromCallers; // a program's own function: the join of what its callers pass
+    } else if (std::optional<Placement> Assumption = AsDevice ? std::nullopt : assumeParameter(Param)) {
+      Result = Assumption; // what other units pass (cpuCondition)
     } else {
       return Placement::Unknown;
     }
@@ -527,6 +531,8 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
       Result = operandsPlacement(MC);
     } else if (std::optional<Placement> Returned = returnPlacement(MC, std::nullopt)) {
       Result = Returned; // a method defined in this TU
+    } else if (std::optional<Placement> Assumption = assumeReturned(MC->getDirectCallee())) {
+      Result = Assumption; // a method another unit defines (cpuCondition)
     } else {
       Result = Placement::Unknown; // a member call on a module, a loader, ...
     }
@@ -560,6 +566,8 @@ std::optional<Placement> DeviceOracle::tensorPlacementImpl(const Expr *E) {
       Result = tensorPlacementImpl(Call->getArg(0));
     } else if (std::optional<Placement> Returned = returnPlacement(Call, std::nullopt)) {
       Result = Returned; // a function defined in this TU
+    } else if (std::optional<Placement> Assumption = assumeReturned(FD)) {
+      Result = Assumption; // a function another unit defines (cpuCondition)
     }
     // Other functions are unseen here: Unknown.
   }
@@ -922,6 +930,8 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
       return operandsPlacement(Call);
     if (std::optional<Placement> Returned = returnPlacement(Call, Index))
       return Returned;
+    if (std::optional<Placement> Assumption = assumeReturned(FD))
+      return Assumption;
     return Placement::Unknown;
   }
   return Placement::Unknown;
@@ -930,8 +940,14 @@ std::optional<Placement> DeviceOracle::elementPlacement(const Expr *Container,
 std::optional<Placement> DeviceOracle::containerVariablePlacement(const VarDecl *VD,
                                                                   std::optional<unsigned> Index,
                                                                   const DeclRefExpr *Read) {
-  if (isa<ParmVarDecl>(VD))
+  if (const auto *Param = dyn_cast<ParmVarDecl>(VD)) {
+    // A container read through a const reference: only the callers fill it.
+    QualType T = Param->getType();
+    if (T->isReferenceType() && T.getNonReferenceType().isConstQualified())
+      if (std::optional<Placement> Assumption = assumeParameter(Param))
+        return Assumption;
     return Placement::Unknown;
+  }
   if (!VD->hasLocalStorage() && !VD->isStaticLocal()) {
     if (VD->getType().isConstQualified() && VD->getInit())
       return elementPlacement(VD->getInit(), Index);
@@ -1035,11 +1051,23 @@ std::optional<Placement> DeviceOracle::fieldValuePlacement(const FieldDecl *Fiel
     if (Cached != FieldCache.end())
       return Cached->second;
   }
+  if (!isClosedProgramField(Ctx.getSourceManager(), Field)) {
+    if (std::optional<Placement> Assumption = assumeField(Field))
+      return Assumption; // other units store into it (cpuCondition)
+    return Placement::Unknown;
+  }
+  std::optional<Placement> Result = fieldStoresPlacement(Field, Index, Container, /*ProjectCode=*/false);
+  if (Result && Cacheable && cacheable())
+    FieldCache[Field] = Result;
+  return Result;
+}
+
+std::optional<Placement> DeviceOracle::fieldStoresPlacement(const FieldDecl *Field,
+                                                            std::optional<unsigned> Index, bool Container,
+                                                            bool ProjectCode) {
   const SourceManager &SM = Ctx.getSourceManager();
   const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
-  if (!isClosedProgramField(SM, Field))
-    return Placement::Unknown;
-  if (!FieldsAndCalleesInProgress.insert(Field).second)
+  if (!Record || !FieldsAndCalleesInProgress.insert(Field).second)
     return std::nullopt;
   auto valueOf = [&](const Expr *Value) {
     return Container ? elementPlacement(Value, Index) : tensorPlacementImpl(Value);
@@ -1047,14 +1075,22 @@ std::optional<Placement> DeviceOracle::fieldValuePlacement(const FieldDecl *Fiel
   std::optional<Placement> Result;
   if (const Expr *Init = Field->getInClassInitializer())
     Result = join(Result, valueOf(Init));
-  for (const CXXConstructorDecl *Ctor : Record->ctors())
+  // The constructors defined in this unit (an out-of-line definition holds
+  // the initialisers; another unit's are in its own record).
+  for (const CXXConstructorDecl *Ctor : Record->ctors()) {
+    const FunctionDecl *Defined = nullptr;
+    if (Ctor->hasBody(Defined) && Defined)
+      Ctor = cast<CXXConstructorDecl>(Defined);
     for (const CXXCtorInitializer *Init : Ctor->inits())
       if (Init->getMember() == Field && Init->isWritten())
         Result = join(Result, valueOf(Init->getInit()));
-  // Stores anywhere in the main file (the class is invisible elsewhere):
-  // assignments, escapes, additions to a container, aggregate initialisation `Batch{a, b}`.
+  }
+  // Stores anywhere in the main file (the class is invisible elsewhere), or in
+  // the project's code: assignments, escapes, additions to a container,
+  // aggregate initialisation `Batch{a, b}`.
   for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    SourceLocation At = SM.getExpansionLoc(D->getLocation());
+    if (ProjectCode ? SM.isInSystemHeader(At) || At.isInvalid() : !SM.isInMainFile(At))
       continue;
     auto Aggregates = match(decl(forEachDescendant(initListExpr().bind("init"))), *D, Ctx);
     for (const auto &Node : Aggregates) {
@@ -1073,10 +1109,8 @@ std::optional<Placement> DeviceOracle::fieldValuePlacement(const FieldDecl *Fiel
     }
   }
   FieldsAndCalleesInProgress.erase(Field);
-  if (!Result)
+  if (!Result && !ProjectCode)
     Result = Placement::Unknown; // never given a value we can see
-  if (Cacheable && cacheable())
-    FieldCache[Field] = Result;
   return Result;
 }
 
@@ -1133,6 +1167,420 @@ std::optional<Placement> DeviceOracle::returnPlacement(const CallExpr *Call,
   }
   popCallBindings();
   return Result;
+}
+
+} // namespace torch_syncfree
+
+// ---- Origins in other units (issue 43) --------------------------------------
+namespace torch_syncfree {
+
+/// A function of the project whose callers or definition another unit may
+/// hold, as the units' records name it: not LibTorch's, the standard
+/// library's or a system header's, externally visible, not a template, a
+/// lambda or a method an override may replace.
+static bool isProjectFunctionAcrossUnits(const FunctionDecl *FD, const SourceManager &SM) {
+  if (!FD || FD->getBuiltinID() || isInTorchNamespace(FD) || FD->isInStdNamespace() ||
+      SM.isInSystemHeader(FD->getLocation()) || !FD->getDeclName().isIdentifier() ||
+      !FD->isExternallyVisible() || FD->isTemplated() || FD->isTemplateInstantiation() || FD->isVariadic())
+    return false;
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    return !Method->getParent()->isLambda() && (!Method->isVirtual() || Method->hasAttr<FinalAttr>() ||
+                                                Method->getParent()->hasAttr<FinalAttr>());
+  return true;
+}
+
+static std::string linkageNameOf(const FunctionDecl *FD) {
+  ASTNameGenerator Names(FD->getASTContext());
+  return Names.getName(FD);
+}
+
+std::optional<Placement> DeviceOracle::assumeParameter(const ParmVarDecl *Param) {
+  const auto *FD = dyn_cast<FunctionDecl>(Param->getDeclContext());
+  if (!Assumed || !FD || !isProjectFunctionAcrossUnits(FD, Ctx.getSourceManager()))
+    return std::nullopt;
+  Assumed->insert("param:" + std::to_string(Param->getFunctionScopeIndex()) + ":" + linkageNameOf(FD));
+  return Placement::Cpu;
+}
+
+std::optional<Placement> DeviceOracle::assumeReturned(const FunctionDecl *Callee) {
+  if (!Assumed || !Callee || Callee->hasBody() ||
+      !isProjectFunctionAcrossUnits(Callee, Ctx.getSourceManager()))
+    return std::nullopt;
+  Assumed->insert("return:" + linkageNameOf(Callee));
+  return Placement::Cpu;
+}
+
+std::optional<std::string> DeviceOracle::projectFieldKey(const FieldDecl *Field) {
+  const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
+  const SourceManager &SM = Field->getASTContext().getSourceManager();
+  if (!Record || !Record->getIdentifier() || isClosedProgramField(SM, Field) ||
+      SM.isInMainFile(SM.getExpansionLoc(Record->getLocation())) ||
+      SM.isInSystemHeader(Record->getLocation()) || isInTorchNamespace(Record) ||
+      Record->isInStdNamespace() || Record->isInAnonymousNamespace() || Record->isLocalClass() ||
+      Record->isDependentContext() || isa<ClassTemplateSpecializationDecl>(Record) ||
+      mayMoveItsTensors(Record) || Field->getType()->isReferenceType() || !Field->getIdentifier())
+    return std::nullopt;
+  return "field:" + Record->getQualifiedNameAsString() + "::" + Field->getName().str();
+}
+
+std::optional<Placement> DeviceOracle::assumeField(const FieldDecl *Field) {
+  if (!Assumed)
+    return std::nullopt;
+  std::optional<std::string> Key = projectFieldKey(Field);
+  if (!Key)
+    return std::nullopt;
+  Assumed->insert(*Key);
+  return Placement::Cpu;
+}
+
+static CpuCondition conditionOf(std::optional<Placement> P, const std::set<std::string> &Origins) {
+  CpuCondition Condition;
+  Condition.OnCpu = P == Placement::Cpu;
+  if (Condition.OnCpu)
+    Condition.Origins.assign(Origins.begin(), Origins.end());
+  return Condition;
+}
+
+CpuCondition DeviceOracle::cpuCondition(const Expr *Value) {
+  std::set<std::string> Origins;
+  DeviceOracle Assuming(TU, Origins);
+  return conditionOf(Assuming.heldTensorsPlacement(Value), Origins);
+}
+
+CpuCondition DeviceOracle::returnedCpuCondition(const FunctionDecl *Definition) {
+  std::set<std::string> Origins;
+  DeviceOracle Assuming(TU, Origins);
+  if (!Definition->getBody())
+    return {};
+  std::optional<Placement> Result;
+  bool ReturnsTensor = isTensorType(Definition->getReturnType());
+  auto Returns = match(findAll(returnStmt(forFunction(equalsNode(Definition))).bind("return")),
+                       *Definition->getBody(), Ctx);
+  Assuming.QueryDepth = 1; // one question: one budget
+  for (const auto &Node : Returns)
+    if (const Expr *Value = Node.getNodeAs<ReturnStmt>("return")->getRetValue())
+      Result = join(Result, ReturnsTensor ? Assuming.tensorPlacementImpl(Value)
+                                          : Assuming.elementPlacement(Value, std::nullopt));
+  return conditionOf(Result, Origins);
+}
+
+std::optional<CpuCondition> DeviceOracle::fieldStoresCpuCondition(const FieldDecl *Field) {
+  std::set<std::string> Origins;
+  DeviceOracle Assuming(TU, Origins);
+  Assuming.QueryDepth = 1;
+  bool Container = !isTensorType(Field->getType());
+  std::optional<Placement> Stored =
+      Assuming.fieldStoresPlacement(Field, std::nullopt, Container, /*ProjectCode=*/true);
+  if (!Stored)
+    return std::nullopt;
+  return conditionOf(Stored, Origins);
+}
+
+} // namespace torch_syncfree
+
+// ---- The same device as a device expression ---------------------------------
+namespace torch_syncfree {
+
+/// Whether \p Use (a reference to a variable or field) is written: assigned,
+/// or handed out by non-const reference or address; through `*` too
+/// (`*m_device = ...` for a smart pointer to a device).
+static bool isWrittenAt(ASTContext &Ctx, const Expr *Use) {
+  const Expr *Outer = Use;
+  for (;;) {
+    DynTypedNode Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Outer);
+    const auto *Deref = Parent.get<UnaryOperator>();
+    const auto *Star = Parent.get<CXXOperatorCallExpr>();
+    if (Deref && Deref->getOpcode() == UO_Deref)
+      Outer = Deref;
+    else if (Star && Star->getOperator() == OO_Star && Star->getNumArgs() == 1)
+      Outer = Star;
+    else
+      break;
+  }
+  return assignedValue(Ctx, Outer) || escapes(Ctx, Outer) || (Outer != Use && assignedValue(Ctx, Use));
+}
+
+/// Whether this unit shows the code that writes \p Field: a class of the
+/// main file, or one of a header every member function of which has its body
+/// in this unit (its implementation file), without friends. Limit: a public
+/// field another unit writes from outside the class (`obj.m_device = d`) is
+/// not seen; members conventionally write their class's fields.
+static bool writtenOnlyHere(const FieldDecl *Field, const SourceManager &SM) {
+  const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
+  if (!Record || Field->getType()->isReferenceType())
+    return false;
+  if (SM.isInMainFile(SM.getExpansionLoc(Record->getLocation())))
+    return true;
+  if (Record->hasFriends())
+    return false;
+  for (const CXXMethodDecl *Method : Record->methods())
+    if (!Method->isImplicit() && !Method->isPureVirtual() && !Method->isDeleted() && !Method->isDefaulted() &&
+        !Method->hasBody())
+      return false;
+  return true;
+}
+
+/// The stores into \p Field this unit shows: its in-class initialiser,
+/// constructor initialisers and the values assigned to it in member bodies
+/// (main file and headers), each given to \p Store with the function it is
+/// in (nullptr for the in-class initialiser); a write that is no assignment
+/// (passed by reference, through a pointer) is given as a null value. False
+/// as soon as \p Store returns false.
+static bool forEachFieldStore(ASTContext &Ctx, TranslationUnitAnalysis &TU, const FieldDecl *Field,
+                              llvm::function_ref<bool(const Expr *Value, const FunctionDecl *In)> Store) {
+  const auto *Record = cast<CXXRecordDecl>(Field->getParent());
+  if (const Expr *Init = Field->getInClassInitializer(); Init && !Store(Init, nullptr))
+    return false;
+  for (const CXXConstructorDecl *Ctor : Record->ctors()) {
+    const FunctionDecl *Defined = nullptr;
+    if (Ctor->hasBody(Defined) && Defined)
+      Ctor = cast<CXXConstructorDecl>(Defined);
+    for (const CXXCtorInitializer *Init : Ctor->inits())
+      if (Init->getMember() == Field && Init->isWritten() && !Store(Init->getInit(), Ctor))
+        return false;
+  }
+  // Member bodies (main file or a header), where the field can be named.
+  std::vector<const FunctionDecl *> Bodies;
+  for (const CXXMethodDecl *Method : Record->methods())
+    if (const FunctionDecl *Defined = nullptr; Method->hasBody(Defined) && Defined)
+      Bodies.push_back(Defined);
+  for (const FunctionDecl *Body : Bodies)
+    for (const auto &Node :
+         match(findAll(memberExpr(member(equalsNode(Field))).bind("use")), *Body->getBody(), Ctx)) {
+      const auto *Use = Node.getNodeAs<MemberExpr>("use");
+      const Expr *Value = assignedValue(Ctx, Use);
+      if ((Value || isWrittenAt(Ctx, Use)) && !Store(Value, Body))
+        return false;
+    }
+  (void)TU;
+  return true;
+}
+
+const ValueDecl *DeviceOracle::stableDevice(const Expr *Device) {
+  const Expr *E = ignoreWrappers(Device);
+  // Through a copy of the device and `*` of a smart pointer or pointer to one.
+  for (;;) {
+    if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
+        Construct && Construct->getNumArgs() == 1 && Construct->getConstructor()->isCopyOrMoveConstructor())
+      E = ignoreWrappers(Construct->getArg(0));
+    else if (const auto *Deref = dyn_cast_or_null<UnaryOperator>(E); Deref && Deref->getOpcode() == UO_Deref)
+      E = ignoreWrappers(Deref->getSubExpr());
+    else if (const auto *Star = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+             Star && Star->getOperator() == OO_Star && Star->getNumArgs() == 1)
+      E = ignoreWrappers(Star->getArg(0));
+    else
+      break;
+  }
+  if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    const Stmt *Body =
+        VD && VD->hasLocalStorage() && !VD->getType()->isReferenceType() ? owningBody(VD) : nullptr;
+    if (!Body)
+      return nullptr;
+    // Never written after its initialisation (a parameter: never written).
+    for (const DeclRefExpr *Use : TU.referencesTo(*Body, VD))
+      if (isWrittenAt(Ctx, Use))
+        return nullptr;
+    return VD;
+  }
+  const auto *Member = dyn_cast_or_null<MemberExpr>(E);
+  const auto *Field = Member ? dyn_cast<FieldDecl>(Member->getMemberDecl()) : nullptr;
+  if (!Field || !isa<CXXThisExpr>(Member->getBase()->IgnoreParenImpCasts()) ||
+      Field->getType()->isReferenceType())
+    return nullptr;
+  // Set by constructors only, and only this unit's code can write it.
+  if (!writtenOnlyHere(Field, Ctx.getSourceManager()))
+    return nullptr;
+  // (Handed to a function in a constructor, `make_shared<Agent>(.., m_device)`:
+  // a copy of the device or of the pointer to it, which no one is expected to change.)
+  bool OnlyConstructors = forEachFieldStore(Ctx, TU, Field, [](const Expr *, const FunctionDecl *In) {
+    return !In || isa<CXXConstructorDecl>(In);
+  });
+  if (!OnlyConstructors)
+    return nullptr;
+  // Outside the members (the main file's free functions, `obj.m_device = ..`).
+  if (std::optional<llvm::ArrayRef<const MemberExpr *>> Uses = TU.memberReferencesTo(Field)) {
+    for (const MemberExpr *Use : *Uses)
+      if (isWrittenAt(Ctx, Use) && !isa_and_nonnull<CXXConstructorDecl>(enclosingFunction(Ctx, Use)))
+        return nullptr;
+  } else {
+    return nullptr;
+  }
+  return Field;
+}
+
+const ValueDecl *DeviceOracle::optionsDevice(const Expr *Options) {
+  const Expr *E = ignoreWrappers(Options);
+  // `TensorOptions().dtype(..).device(d)`: the last `device(..)` of the chain.
+  while (const auto *Chain = dyn_cast_or_null<CXXMemberCallExpr>(E)) {
+    if (!isTensorOptionsType(Chain->getType()))
+      break;
+    if (calleeName(Chain) == "device" && Chain->getNumArgs() >= 1)
+      return stableDevice(Chain->getArg(0));
+    E = ignoreWrappers(Chain->getImplicitObjectArgument());
+  }
+  if (E && isDeviceType(E->getType()))
+    return stableDevice(E);
+  // `TensorOptions(d)`, an implicit conversion of a device.
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
+      Construct && Construct->getNumArgs() == 1)
+    return optionsDevice(Construct->getArg(0));
+  return nullptr;
+}
+
+bool DeviceOracle::alreadyOnDevice(const Expr *Tensor, const Expr *Device) {
+  const ValueDecl *Key = optionsDevice(Device);
+  return Key && madeOnDevice(Tensor, Key, 0);
+}
+
+bool DeviceOracle::madeOnDevice(const Expr *Tensor, const ValueDecl *Device, unsigned Depth) {
+  const Expr *E = ignoreWrappers(Tensor);
+  if (!E || Depth > 8 || !isTensorType(E->getType()))
+    return false;
+  // The device arguments of a LibTorch call: every one names Device; Named says
+  // whether one was written (`zeros_like(x)`, `to(kDouble)` keep x's device).
+  auto DeviceArguments = [&](const CallExpr *Call, bool &Named) {
+    Named = false;
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (!FD)
+      return false;
+    for (unsigned I = 0; I < Call->getNumArgs() && I < FD->getNumParams(); ++I) {
+      const Expr *Arg = Call->getArg(I);
+      QualType T = FD->getParamDecl(I)->getType();
+      if (isa<CXXDefaultArgExpr>(Arg) ||
+          !(isTensorOptionsType(T) || isDeviceType(T) || isOptionalDeviceType(T)))
+        continue;
+      if (isTensorOptionsType(T) && !namedDevice(Call, /*OtherTensor=*/false))
+        continue; // options without a device (a dtype)
+      Named = true;
+      if (optionsDevice(Arg) != Device)
+        return false;
+    }
+    return true;
+  };
+  // Every tensor operand on Device (at least one).
+  auto Operands = [&](llvm::ArrayRef<const Expr *> Args) {
+    bool Saw = false;
+    for (const Expr *Arg : Args) {
+      const Expr *Inner = ignoreWrappers(Arg);
+      if (!Inner || !isTensorType(Inner->getType()))
+        continue;
+      Saw = true;
+      if (!madeOnDevice(Inner, Device, Depth + 1))
+        return false;
+    }
+    return Saw;
+  };
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const Expr *Object = MC->getImplicitObjectArgument();
+    if (!Object || !isTensorType(Object->getType()) || !isInTorchNamespace(MC->getMethodDecl()))
+      return false;
+    StringRef Name = calleeName(MC);
+    if (Name == "cpu" || Name == "cuda" || Name == "pin_memory")
+      return false;
+    bool Named = false;
+    if (Name == "to" || hasApiTrait(Name, SourceDevice)) {
+      if (!DeviceArguments(MC, Named))
+        return false;
+      if (Named)
+        return true;
+      if (Name == "to" && MC->getNumArgs() >= 1 && isTensorType(ignoreWrappers(MC->getArg(0))->getType()))
+        return madeOnDevice(MC->getArg(0), Device, Depth + 1); // to(other)
+      return madeOnDevice(Object, Device, Depth + 1);
+    }
+    std::vector<const Expr *> Args{Object};
+    Args.insert(Args.end(), MC->arg_begin(), MC->arg_end());
+    return Operands(Args);
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() == OO_Equal)
+      return Op->getNumArgs() == 2 && madeOnDevice(Op->getArg(1), Device, Depth + 1);
+    if (!isInTorchNamespace(Op->getDirectCallee()))
+      return false;
+    return Operands(std::vector<const Expr *>(Op->arg_begin(), Op->arg_end()));
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (!FD || !isInTorchNamespace(FD))
+      return false;
+    StringRef Name = calleeName(Call);
+    bool Named = false;
+    if (hasApiTrait(Name, Factory))
+      return DeviceArguments(Call, Named) && Named;
+    if (hasApiTrait(Name, SourceDevice)) {
+      if (!DeviceArguments(Call, Named))
+        return false;
+      return Named || (Call->getNumArgs() >= 1 && madeOnDevice(Call->getArg(0), Device, Depth + 1));
+    }
+    return Operands(std::vector<const Expr *>(Call->arg_begin(), Call->arg_end()));
+  }
+  // A variable: every value it is given (never handed out by reference).
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    const auto *FD = VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && !VD->getType()->isReferenceType()
+                         ? dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod())
+                         : nullptr;
+    const FunctionValueFlow *Flow = FD ? TU.valueFlow(FD) : nullptr;
+    // A device variable names one device for one call of its function only.
+    if (const auto *DeviceVar = dyn_cast<VarDecl>(Device);
+        DeviceVar && DeviceVar->getParentFunctionOrMethod() != VD->getParentFunctionOrMethod())
+      return false;
+    if (!Flow || !InProgress.insert(VD).second)
+      return false;
+    bool All = true, Any = false;
+    for (const ValueDefinition &Definition : Flow->definitions()) {
+      if (Definition.Variable != VD)
+        continue;
+      const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Definition.Value));
+      if (Definition.Value && !Definition.Element && Construct && Construct->getNumArgs() == 0)
+        continue; // `Tensor t;`: no device until assigned
+      Any = true;
+      if (Definition.isOpaque() || Definition.Element || !madeOnDevice(Definition.Value, Device, Depth + 1)) {
+        All = false;
+        break;
+      }
+    }
+    InProgress.erase(VD);
+    return All && Any;
+  }
+  // A field of the class only this unit's code writes: every store into it.
+  if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+    const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+    // A field outlives a call: only a device field of the same object (set by
+    // constructors) names its device for every store (`PointCloud::to(device)`
+    // stores `points.to(device)` for whatever device each call is given).
+    const auto *DeviceField = dyn_cast<FieldDecl>(Device);
+    if (!Field || !DeviceField || DeviceField->getParent() != Field->getParent() ||
+        !isa<CXXThisExpr>(Member->getBase()->IgnoreParenImpCasts()) ||
+        !writtenOnlyHere(Field, Ctx.getSourceManager()))
+      return false;
+    std::optional<llvm::ArrayRef<const MemberExpr *>> Uses = TU.memberReferencesTo(Field);
+    if (!Uses || !FieldsAndCalleesInProgress.insert(Field).second)
+      return false;
+    bool Any = false;
+    bool All = forEachFieldStore(Ctx, TU, Field, [&](const Expr *Value, const FunctionDecl *) {
+      // `torch::Tensor()`: an undefined tensor, on no device until assigned.
+      const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Value ? ignoreWrappers(Value) : nullptr);
+      if (Construct && Construct->getNumArgs() == 0)
+        return true;
+      Any = true;
+      return Value && madeOnDevice(Value, Device, Depth + 1);
+    });
+    // The main file outside the members (a free function given the object).
+    for (const MemberExpr *Use : *Uses) {
+      if (!All)
+        break;
+      if (isWrittenAt(Ctx, Use) && !assignedValue(Ctx, Use))
+        All = false;
+      else if (const Expr *Value = assignedValue(Ctx, Use)) {
+        Any = true;
+        All = madeOnDevice(Value, Device, Depth + 1);
+      }
+    }
+    FieldsAndCalleesInProgress.erase(Field);
+    return All && Any;
+  }
+  return false;
 }
 
 } // namespace torch_syncfree

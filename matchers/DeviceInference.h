@@ -18,6 +18,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace torch_syncfree {
 
@@ -29,6 +32,19 @@ Placement join(Placement A, Placement B);
 /// Joins with "nothing known yet" (nullopt) as the bottom element.
 std::optional<Placement> join(std::optional<Placement> A, std::optional<Placement> B);
 const char *describe(Placement P); // "CPU", "GPU", "unknown"
+
+/// Issue 43: a tensor whose origin only another unit of the project shows:
+/// a tensor parameter of a function other units call ("param:<i>:<linkage
+/// name>"), what a function another unit defines returns ("return:<linkage
+/// name>"), a field of a project class other units store into
+/// ("field:<Class>::<field>"). A unit alone calls such a tensor "may be on the
+/// GPU"; the batch resolves the origins from every unit's record.
+struct CpuCondition {
+  /// Whether the tensors would be on the CPU were every origin below on the
+  /// CPU; false: they may be on the GPU whatever other units do.
+  bool OnCpu = false;
+  std::vector<std::string> Origins; ///< sorted, unique
+};
 
 class DeviceOracle {
 public:
@@ -61,7 +77,51 @@ public:
   /// The definition pushCallBindings() would enter, or nullptr.
   const clang::FunctionDecl *followableCallee(const clang::CallExpr *Call);
 
+  /// Whether the tensor \p Tensor evaluates to was made on, or moved to, the
+  /// device \p Device names, whichever device that is at run time (a device
+  /// variable never reassigned, or a private field only constructors set:
+  /// `m_x = zeros(..).to(*m_device); ... zeros_like(m_x).to(*m_device)`), so
+  /// that moving it there again copies nothing.
+  bool alreadyOnDevice(const clang::Expr *Tensor, const clang::Expr *Device);
+
+  /// Issue 43, across units: where the tensors \p Value holds (a tensor, a
+  /// container of tensors) would be were every tensor whose origin is in
+  /// another unit on the CPU. Each question is answered by a fresh oracle that
+  /// takes such origins to be on the CPU and lists them (this one's caches
+  /// stay those of the unit alone).
+  CpuCondition cpuCondition(const clang::Expr *Value);
+  /// The same for what \p Definition returns (a tensor or a container).
+  CpuCondition returnedCpuCondition(const clang::FunctionDecl *Definition);
+  /// The same for every value this unit's code (the main file and the
+  /// project's headers) stores into \p Field; nullopt when it stores none.
+  std::optional<CpuCondition> fieldStoresCpuCondition(const clang::FieldDecl *Field);
+  /// The origin key of a field of the project whose stores other units may
+  /// hold ("field:<Class>::<field>"), or nullopt (a class of the main file, of
+  /// LibTorch, one that moves its tensors, a template).
+  static std::optional<std::string> projectFieldKey(const clang::FieldDecl *Field);
+
 private:
+  /// The variable or field a device expression reads when it denotes one
+  /// device for the whole run (alreadyOnDevice()); nullptr otherwise.
+  const clang::ValueDecl *stableDevice(const clang::Expr *Device);
+  /// The stable device the options or device argument \p Options names
+  /// (`TensorOptions().device(d)`, `d`); nullptr when it names another or none.
+  const clang::ValueDecl *optionsDevice(const clang::Expr *Options);
+  bool madeOnDevice(const clang::Expr *Tensor, const clang::ValueDecl *Device, unsigned Depth);
+  /// An oracle of cpuCondition(): origins in other units are on the CPU and
+  /// are added to \p Assumed.
+  DeviceOracle(TranslationUnitAnalysis &TU, std::set<std::string> &Assumed)
+      : TU(TU), Ctx(TU.context()), Assumed(&Assumed) {}
+  /// In an assuming oracle, a tensor parameter of a function other units
+  /// call, the result of a function defined in another unit, a field other
+  /// units store into: Cpu, its origin recorded. nullopt otherwise.
+  std::optional<Placement> assumeParameter(const clang::ParmVarDecl *Param);
+  std::optional<Placement> assumeReturned(const clang::FunctionDecl *Callee);
+  std::optional<Placement> assumeField(const clang::FieldDecl *Field);
+  /// The stores into \p Field of the main file's code, or (\p ProjectCode) of
+  /// every declaration outside system headers.
+  std::optional<Placement> fieldStoresPlacement(const clang::FieldDecl *Field, std::optional<unsigned> Index,
+                                                bool Container, bool ProjectCode);
   /// A tensor variable never reassigned in its function and read there through
   /// `accessor<T, N>()` (which requires a CPU tensor).
   bool hasCpuAccessor(const clang::VarDecl *VD);
@@ -162,6 +222,8 @@ private:
   /// TensorOptions variables), solved to a fixpoint across loop-carried
   /// definitions (analysis/ValueFlow.h).
   DefinitionFixpoint<Placement> TensorDefinitions, DeviceDefinitions;
+  /// Set in an oracle of cpuCondition() (see assumeParameter()).
+  std::set<std::string> *Assumed = nullptr;
   /// Results depend on the state above only while something is in progress.
   bool cacheable() const {
     return InProgress.empty() && FieldsAndCalleesInProgress.empty() && ParameterBindings.empty() &&

@@ -180,6 +180,14 @@ void SyncCheck::report(SourceLocation Loc, const Finding &F, ArrayRef<FixItHint>
                                               {"name", F.Use.ReturnedBy->getNameAsString()},
                                               {"what", F.What},
                                               {"loopLine", F.Use.LoopLine}});
+  // A tensor this unit cannot place: the origins in other units that would put
+  // it on the CPU (issue 43); the batch drops the finding when each does.
+  if (TranslationUnitAnalysis *TU = F.Subject && projectSummaries() ? Hub->current() : nullptr) {
+    CpuCondition Condition = TU->oracle().cpuCondition(F.Subject);
+    if (Condition.OnCpu && !Condition.Origins.empty())
+      emitSummaryRecord(
+          Loc, llvm::json::Object{{"cpuIf", llvm::json::Array(Condition.Origins)}, {"what", F.What}});
+  }
 }
 
 void SyncCheck::emitSummaryRecord(SourceLocation Loc, llvm::json::Object Record) {

@@ -25,6 +25,11 @@ struct Finding {
   /// Facts of FindingFacts.def a check sets itself (ModuleMove); report() fills
   /// the class, the loop line and the interval from Use.
   FindingFacts Facts;
+  /// The tensor (or container, module) the sync is on, when the unit cannot
+  /// tell whether it is on the GPU: in a batch run, report() says which
+  /// origins in other units would put it on the CPU (issue 43), and the batch
+  /// drops the finding when every one does.
+  const clang::Expr *Subject = nullptr;
 };
 
 /// A project summary record (issue 42): a remark of torch-sync-call-in-loop

@@ -15,6 +15,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Path.h"
 
 using namespace clang;
 
@@ -127,13 +128,32 @@ bool isNonDeviceOptionType(QualType T) {
 
 bool isScalarType(QualType T) { return qualifiedNameOf(T) == "c10::Scalar"; }
 
+/// Whether a declaration in a LibTorch namespace is LibTorch's own: not one
+/// the project adds there (a dataset in `torch::data::datasets`, declared in
+/// its main file or its own header). LibTorch's headers are system headers
+/// (`-isystem`), or at least under a `torch`, `ATen`, `c10` or `caffe2`
+/// directory when a build passes them with `-I`.
+static bool isLibTorchDeclaration(const Decl *D) {
+  const SourceManager &SM = D->getASTContext().getSourceManager();
+  SourceLocation Loc = SM.getExpansionLoc(D->getLocation());
+  if (Loc.isInvalid() || SM.isInSystemHeader(Loc))
+    return true;
+  if (SM.isInMainFile(Loc))
+    return false;
+  StringRef Path = SM.getFilename(Loc);
+  for (auto Part = llvm::sys::path::begin(Path), End = llvm::sys::path::end(Path); Part != End; ++Part)
+    if (*Part == "torch" || *Part == "ATen" || *Part == "c10" || *Part == "caffe2")
+      return true;
+  return false;
+}
+
 bool isInTorchNamespace(const Decl *D) {
   for (const DeclContext *DC = D ? D->getDeclContext() : nullptr; DC;
        DC = DC->getParent()) {
     if (const auto *NS = dyn_cast<NamespaceDecl>(DC)) {
       if (!NS->getParent() || NS->getParent()->isTranslationUnit()) {
         StringRef Top = NS->getName();
-        return Top == "at" || Top == "c10" || Top == "torch";
+        return (Top == "at" || Top == "c10" || Top == "torch") && isLibTorchDeclaration(D);
       }
     }
   }

@@ -33,7 +33,8 @@ bool isNonDeviceOptionType(clang::QualType T);
 /// c10::Scalar, the host value `item()` returns.
 bool isScalarType(clang::QualType T);
 
-/// The declaration lives in a LibTorch namespace (at, c10, torch and nested ones).
+/// The declaration is LibTorch's: in a LibTorch namespace (at, c10, torch and
+/// nested ones) and not one the project adds there in its own files.
 bool isInTorchNamespace(const clang::Decl *D);
 
 /// A class whose tensors a generic mover may relocate: torch::nn modules and

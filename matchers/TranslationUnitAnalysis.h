@@ -177,6 +177,8 @@ public:
   /// Called as each TU starts (before any matching): a new ASTContext may
   /// reuse the address of the last one.
   void startTranslationUnit() { Current.reset(); }
+  /// The analysis of the TU being checked, or nullptr before its first use.
+  TranslationUnitAnalysis *current() { return Current.get(); }
 
 private:
   SiteClaimants Claimants;

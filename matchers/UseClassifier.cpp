@@ -84,6 +84,44 @@ static bool isStreamInsertion(const CXXOperatorCallExpr *Op) {
   return isOstream(Left->getType());
 }
 
+bool UseClassifier::loggingParameter(const FunctionDecl *FD, unsigned Index, unsigned Depth) const {
+  const FunctionDecl *Definition = nullptr;
+  if (!FD || Depth > 2 || (isa<CXXMethodDecl>(FD) && cast<CXXMethodDecl>(FD)->isVirtual()) ||
+      !FD->hasBody(Definition) || !Definition || Index >= Definition->getNumParams() ||
+      FD->isInStdNamespace() || isInTorchNamespace(FD))
+    return false;
+  const ParmVarDecl *Param = Definition->getParamDecl(Index);
+  QualType T = Param->getType();
+  if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
+    return false; // the callee may write through it
+  llvm::ArrayRef<const DeclRefExpr *> Uses = TU.referencesTo(*Definition->getBody(), Param);
+  if (Uses.empty())
+    return false;
+  for (const DeclRefExpr *Use : Uses) {
+    DynTypedNode Parent =
+        ancestorSkipping<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(Ctx,
+                                                                                                      Use);
+    if (const auto *Op = Parent.get<CXXOperatorCallExpr>();
+        Op && isStreamInsertion(Op) && ignoreWrappers(Op->getArg(1)) == ignoreWrappers(Use))
+      continue; // `std::cout << value`
+    const auto *Call = Parent.get<CallExpr>();
+    if (!Call || isa<CXXOperatorCallExpr>(Call))
+      return false;
+    if (isLoggingCall(Call))
+      continue; // printf-style
+    bool Passed = false;
+    for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+      if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(Use)) {
+        if (!loggingParameter(Call->getDirectCallee(), I, Depth + 1))
+          return false;
+        Passed = true;
+      }
+    if (!Passed)
+      return false;
+  }
+  return true;
+}
+
 bool UseClassifier::isLoggingCall(const CallExpr *Call) const {
   const FunctionDecl *FD = Call->getDirectCallee();
   if (!FD || !FD->getDeclName().isIdentifier())
@@ -738,6 +776,11 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
         }
         if (std::optional<UseVerdict> Sink = unseenMetricSink(Call, CurrentExpr))
           return *Sink;
+        // The program's own print helper (`printElement(value, width)` around
+        // `std::cout << value`): the value only reaches a log.
+        for (unsigned I = 0; I < Call->getNumArgs(); ++I)
+          if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(CurrentExpr) && loggingParameter(FD, I, 0))
+            return LoggedBy(Call);
         return verdict(Dependency::True,
                        Name.empty() ? std::string("the value is passed to a function")
                                     : "the value is passed to `" + Name.str() + "`");

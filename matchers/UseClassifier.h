@@ -99,6 +99,11 @@ public:
 
   /// printf-family, fmt, spdlog, glog, c10 logging or a configured logging function.
   bool isLoggingCall(const clang::CallExpr *Call) const;
+  /// Whether parameter \p Index of \p FD (defined in this TU, not LibTorch's
+  /// or the standard library's) is only written to a stream (`std::cout <<
+  /// p`), given to a logging call, or to such a parameter of another function
+  /// (two calls deep): the program's own print helper.
+  bool loggingParameter(const clang::FunctionDecl *FD, unsigned Index, unsigned Depth) const;
 
 private:
   UseVerdict classifyUse(const clang::Expr *E, unsigned Depth);

@@ -12,11 +12,14 @@
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
 
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Mangle.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include <set>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -34,6 +37,13 @@ void CallInLoopCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(declRefExpr(to(functionDecl().bind("referenced")), unless(isExpansionInSystemHeader()),
                                  matchers::userCode(hub()))
                          .bind("reference"),
+                     this);
+  // Fields the unit's code names or initialises: their stores go into the
+  // record (issue 43).
+  Finder->addMatcher(memberExpr(member(fieldDecl().bind("field")), unless(isExpansionInSystemHeader())),
+                     this);
+  Finder->addMatcher(cxxConstructorDecl(isDefinition(), unless(isExpansionInSystemHeader()),
+                                        forEachConstructorInitializer(forField(fieldDecl().bind("field")))),
                      this);
 }
 
@@ -55,17 +65,35 @@ static bool isProjectFunction(const FunctionDecl *FD, const SourceManager &SM) {
   return !Method || !Method->getParent()->isLambda();
 }
 
+/// The name a class has in every unit, for "is it ever constructed": nullopt
+/// for classes other units cannot name (local, anonymous namespace, lambdas)
+/// and templates (their instances are named apart).
+static std::optional<std::string> constructedClassKey(const CXXRecordDecl *Class) {
+  if (!Class || !Class->getIdentifier() || Class->isLocalClass() || Class->isInAnonymousNamespace() ||
+      Class->isLambda() || Class->isDependentContext() || isa<ClassTemplateSpecializationDecl>(Class))
+    return std::nullopt;
+  return Class->getQualifiedNameAsString();
+}
+
+/// A constructor the user wrote, of a class whose every construction names it.
+static bool isJudgedConstructor(const FunctionDecl *FD) {
+  const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD);
+  return Ctor && !Ctor->isImplicit() && constructedClassKey(Ctor->getParent()).has_value();
+}
+
 /// Whether the batch may say that nothing calls \p FD (issue 43, item 13): a
 /// function of the main file every use of which is a call or a reference the
-/// project's units show. Not `main`, templates (their instances are named
-/// apart), virtual functions (called through a base), special members and
-/// operators (called implicitly), `extern "C"` or `used` functions (called
-/// from outside the program), nor a function a macro defines.
+/// project's units show, or a constructor (reached when its class is named
+/// anywhere outside its own members). Not `main`, templates (their instances
+/// are named apart), virtual functions (called through a base), other special
+/// members and operators (called implicitly), `extern "C"` or `used`
+/// functions (called from outside the program), nor a function a macro defines.
 static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) {
   if (!SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())) || FD->getLocation().isMacroID() ||
       FD->isMain() || FD->isTemplated() || FD->isTemplateInstantiation() || FD->isExternC() ||
       FD->isDeleted() || FD->isDefaulted() || FD->hasAttr<UsedAttr>() || FD->hasAttr<ConstructorAttr>() ||
-      !FD->getDeclName().isIdentifier() || FD->getLexicalDeclContext()->isFunctionOrMethod())
+      (!FD->getDeclName().isIdentifier() && !isJudgedConstructor(FD)) ||
+      FD->getLexicalDeclContext()->isFunctionOrMethod())
     return false;
   if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
     return !Method->isVirtual() && !Method->getParent()->isLambda();
@@ -87,6 +115,8 @@ void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, boo
     Addresses.push_back(std::move(Record));
     return;
   }
+  if (llvm::json::Array Arguments = argumentConditions(cast<CallExpr>(Use), Target, Ctx); !Arguments.empty())
+    Record["args"] = std::move(Arguments);
   SourceLocation At = SM.getExpansionLoc(Use->getBeginLoc());
   Record["file"] = SM.getFilename(At).str();
   Record["offset"] = SM.getFileOffset(At);
@@ -109,11 +139,120 @@ void CallInLoopCheck::onEndOfTranslationUnit() {
                     llvm::json::Object{{"unit", true},
                                        {"defines", std::move(Defines)},
                                        {"calls", std::move(Calls)},
-                                       {"addresses", std::move(Addresses)}});
+                                       {"addresses", std::move(Addresses)},
+                                       {"fields", fieldConditions()},
+                                       {"names", namedClasses(*Unit)}});
   Defines.clear();
   Calls.clear();
   Addresses.clear();
+  ProjectFields.clear();
   Unit = nullptr;
+}
+
+namespace {
+/// The classes the project's code names outside their own definition and
+/// members: where one may be constructed (a variable, `new`, `make_shared<T>`,
+/// a base class, a return type). A class no unit names is never constructed.
+class ClassNames : public RecursiveASTVisitor<ClassNames> {
+public:
+  std::set<std::string> Named;
+  bool TraverseDecl(Decl *D) {
+    Enclosing.push_back(D);
+    bool Result = RecursiveASTVisitor::TraverseDecl(D);
+    Enclosing.pop_back();
+    return Result;
+  }
+  bool VisitRecordTypeLoc(RecordTypeLoc TL) {
+    const auto *Class = dyn_cast<CXXRecordDecl>(TL.getDecl());
+    std::optional<std::string> Key =
+        Class ? constructedClassKey(Class->getDefinition() ? Class->getDefinition() : Class) : std::nullopt;
+    if (!Key || Named.count(*Key))
+      return true;
+    for (const Decl *D : Enclosing) {
+      const auto *Record = dyn_cast<CXXRecordDecl>(D);
+      if (const auto *Method = dyn_cast<CXXMethodDecl>(D))
+        Record = Method->getParent();
+      if (Record && Record->getCanonicalDecl() == Class->getCanonicalDecl())
+        return true; // its own definition or member: not a construction elsewhere
+    }
+    Named.insert(*Key);
+    return true;
+  }
+
+private:
+  std::vector<const Decl *> Enclosing;
+};
+} // namespace
+
+llvm::json::Array CallInLoopCheck::namedClasses(ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  ClassNames Visitor;
+  for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    SourceLocation At = SM.getExpansionLoc(D->getLocation());
+    if (At.isValid() && !SM.isInSystemHeader(At))
+      Visitor.TraverseDecl(D);
+  }
+  return llvm::json::Array(Visitor.Named);
+}
+
+/// {"cpu": bool, "origins": [...]} of a condition (origins only when on the CPU).
+static llvm::json::Object conditionRecord(const CpuCondition &Condition) {
+  llvm::json::Object Record{{"cpu", Condition.OnCpu}};
+  if (Condition.OnCpu && !Condition.Origins.empty())
+    Record["origins"] = llvm::json::Array(Condition.Origins);
+  return Record;
+}
+
+/// A type that may hold tensors: a tensor, or a standard container, pair,
+/// tuple or optional of such types.
+static bool mayHoldTensors(QualType T, unsigned Depth = 0) {
+  T = T.getNonReferenceType().getCanonicalType();
+  if (isTensorType(T))
+    return true;
+  const auto *Specialization = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!Specialization || !Specialization->isInStdNamespace() || Depth > 3)
+    return false;
+  for (const TemplateArgument &Arg : Specialization->getTemplateArgs().asArray())
+    if (Arg.getKind() == TemplateArgument::Type && mayHoldTensors(Arg.getAsType(), Depth + 1))
+      return true;
+  return false;
+}
+
+llvm::json::Array CallInLoopCheck::fieldConditions() {
+  llvm::json::Array Fields;
+  if (!Unit)
+    return Fields;
+  DeviceOracle &Oracle = oracle(*Unit);
+  for (const auto &[Key, Field] : ProjectFields) // by key: the same order in every run
+    if (std::optional<CpuCondition> Stored = Oracle.fieldStoresCpuCondition(Field)) {
+      llvm::json::Object Record = conditionRecord(*Stored);
+      Record["field"] = Key;
+      Fields.push_back(std::move(Record));
+    }
+  return Fields;
+}
+
+llvm::json::Array CallInLoopCheck::argumentConditions(const CallExpr *Call, const FunctionDecl *Target,
+                                                      ASTContext &Ctx) {
+  llvm::json::Array Arguments;
+  if (isa<CXXOperatorCallExpr>(Call) || !Target->isExternallyVisible())
+    return Arguments;
+  DeviceOracle &Oracle = oracle(Ctx);
+  for (unsigned I = 0; I < Target->getNumParams() && I < Call->getNumArgs(); ++I) {
+    if (!mayHoldTensors(Target->getParamDecl(I)->getType()))
+      continue;
+    const Expr *Argument = Call->getArg(I);
+    // The unit's own answer first; a fresh oracle only for what it cannot place.
+    Placement Alone = Oracle.heldTensorsPlacement(Argument);
+    CpuCondition Condition;
+    Condition.OnCpu = Alone == Placement::Cpu;
+    if (Alone == Placement::Unknown)
+      Condition = Oracle.cpuCondition(Argument);
+    llvm::json::Object Record = conditionRecord(Condition);
+    Record["index"] = I;
+    Arguments.push_back(std::move(Record));
+  }
+  return Arguments;
 }
 
 namespace {
@@ -310,6 +449,9 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
   if (!Judged && !Summarised)
     return;
   CharSourceRange Range = SM.getExpansionRange(Definition->getSourceRange());
+  std::optional<std::string> Constructs =
+      isa<CXXConstructorDecl>(Definition) ? constructedClassKey(cast<CXXMethodDecl>(Definition)->getParent())
+                                          : std::nullopt;
   llvm::json::Object Define{{"define", linkageName(Definition)},
                             {"internal", !Definition->isExternallyVisible()},
                             {"name", Definition->getQualifiedNameAsString()},
@@ -352,6 +494,11 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
              {dependencyName(Dependency::Intentional),
               callRemedy(Dependency::Intentional, false, Chosen->BarrierWhy)}}}};
   }
+  if (Constructs)
+    Define["constructs"] = *Constructs;
+  // Where what it returns is, for the callers in other units (issue 43).
+  if (Definition->isExternallyVisible() && mayHoldTensors(Definition->getReturnType()))
+    Define["returns"] = conditionRecord(oracle(Ctx).returnedCpuCondition(Definition));
   Defines.push_back(std::move(Define));
 }
 
@@ -363,6 +510,12 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   }
   if (const auto *Definition = Result.Nodes.getNodeAs<FunctionDecl>("definition")) {
     summariseDefinition(Definition, Ctx);
+    return;
+  }
+  if (const auto *Field = Result.Nodes.getNodeAs<FieldDecl>("field")) {
+    if (mayHoldTensors(Field->getType()))
+      if (std::optional<std::string> Key = DeviceOracle::projectFieldKey(Field))
+        ProjectFields.try_emplace(*Key, Field);
     return;
   }
   if (const auto *Reference = Result.Nodes.getNodeAs<DeclRefExpr>("reference")) {

@@ -4,6 +4,7 @@
 #define TORCH_SYNCFREE_CHECKS_CATALOGCHECKS_H
 
 #include "SyncCheck.h"
+#include <map>
 
 namespace torch_syncfree {
 
@@ -205,9 +206,21 @@ private:
   /// A call of, or a reference to, a function of the project.
   void recordUse(const clang::Expr *Use, const clang::FunctionDecl *Target, bool IsCall,
                  clang::ASTContext &Ctx);
+  /// Where the tensors a call passes to \p Target's tensor parameters would
+  /// be were every origin in another unit on the CPU (issue 43).
+  llvm::json::Array argumentConditions(const clang::CallExpr *Call, const clang::FunctionDecl *Target,
+                                       clang::ASTContext &Ctx);
+  /// The same for the values the unit's code stores into each field of a
+  /// project class other units can store into too.
+  llvm::json::Array fieldConditions();
+  /// The classes the unit's project code names outside their own members
+  /// (a constructor is reached when its class is named: issue 43).
+  static llvm::json::Array namedClasses(clang::ASTContext &Ctx);
   // The unit's project summary, said once at its end (issue 42).
   clang::ASTContext *Unit = nullptr;
   llvm::json::Array Defines, Calls, Addresses;
+  /// Fields of project classes the unit's code names, by origin key.
+  std::map<std::string, const clang::FieldDecl *> ProjectFields;
 };
 /// torch-sync-coalesce: several `item<T>()` of GPU tensors in a row become one
 /// `torch::stack({...}).cpu()` and host reads of its elements. The fix is opt-in

@@ -45,6 +45,7 @@ void CheckedLinalgCheck::check(const MatchFinder::MatchResult &Result) {
                        .Case("linalg_lu_factor", "linalg_lu_factor_ex")
                        .Default("");
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Subject : nullptr;
   F.What = "`" + Name.str() + "` on " + tensorPhrase(Where) +
            " checks the factorisation on the host, so it waits for the GPU";
   F.Use.Kind = Dependency::False;

@@ -250,6 +250,9 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   // and SARIF fingerprints point at the same token whichever check reports it).
   SourceLocation SyncLoc = Clip ? Clip->getBeginLoc() : Item->getExprLoc();
   Finding F;
+  // clip_grad_norm_'s parameters come from a module: no subject.
+  if (Item && Object && oracle(Ctx).tensorPlacement(Object) == Placement::Unknown)
+    F.Subject = Object;
   F.What = "`" + Var->getNameAsString() + "` accumulates " +
            (Clip ? "the host norm `clip_grad_norm_` returns" : "`item()`") +
            " every iteration, so every iteration waits for the GPU";

@@ -57,6 +57,7 @@ void DeferredLogCheck::check(const MatchFinder::MatchResult &Result) {
   const IfStmt *LoggedUnder = Use.LoggedAt ? logIntervalAround(Ctx, Use.LoggedAt, Loop) : nullptr;
   const IfStmt *Interval = LoggedUnder ? LoggedUnder : firstIntervalIn(Loop);
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Object : nullptr;
   F.What = "`item()` on " + tensorPhrase(Where) +
            " waits for the GPU every iteration although its value is only logged";
   F.Use = Use;

@@ -208,6 +208,7 @@ void DeviceToHostCheck::checkSave(const CallExpr *Save, const Expr *Saved, ASTCo
   bool Module = !Tensor && !(Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
                              hasHostApiTrait(Record->getName(), HostContainer));
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Saved : nullptr;
   F.What = "`torch::save` of " +
            (Tensor ? tensorPhrase(Where)
                    : std::string(Module ? "a module" : "tensors") +
@@ -249,6 +250,7 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
     return;
 
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Object : nullptr;
   F.What = Spelled + " on " + tensorPhrase(Where) +
            " copies it to the host and waits for all queued GPU work";
   F.Use = classifier(Ctx).classify(Call);

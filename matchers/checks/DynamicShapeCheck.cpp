@@ -108,6 +108,7 @@ void DynamicShapeCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Subject : nullptr;
   F.What = "`" + Name.str() + "` on " + tensorPhrase(Where) +
            " has an output size that depends on the data, so the host waits for the GPU";
   F.Use.Kind = Dependency::True;

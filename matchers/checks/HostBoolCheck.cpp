@@ -105,6 +105,7 @@ void HostBoolCheck::checkSampling(const CallExpr *Call, const Expr *Probabilitie
   if (!mayBeOnGpu(Where))
     return;
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Probabilities : nullptr;
   F.What = "`" + Name.str() + "` without replacement on " + tensorPhrase(Where) +
            " validates the probabilities with host `bool`s (`item()` inside `TORCH_CHECK`) in " +
            Version.Phrase + ", so the host waits for the GPU";
@@ -137,6 +138,7 @@ void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Object : nullptr;
   std::string Spelled = Name == "item" ? "item<bool>()" : Name.str();
   F.What = "`" + Spelled + "` on " + tensorPhrase(Where) +
            " turns a GPU value into a host `bool`, so the host waits for the GPU";

@@ -226,6 +226,10 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(TargetAt) || !mayBeOnCpu(SourceAt) ||
       (SourceAt == Placement::Gpu && TargetAt == Placement::Gpu))
     return;
+  // Moved again to the device it was made on (`m_x = zeros(..).to(*m_device)`,
+  // later `zeros_like(m_x).to(*m_device)`): no copy, whichever device that is.
+  if (SourceAt == Placement::Unknown && DeviceArg && Oracle.alreadyOnDevice(Source, DeviceArg))
+    return;
 
   // Create-then-copy: a fill factory on the CPU followed by the move.
   if (const CallExpr *Factory = createThenCopyFactory(Call, DeviceArg, SourceAt)) {

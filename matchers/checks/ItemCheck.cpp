@@ -45,6 +45,7 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
   UseVerdict Use = classifier(Ctx).classify(Call);
 
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Object : nullptr;
   std::string Callee = isa<CXXMemberCallExpr>(Call) ? "`item()`" : "`_local_scalar_dense`";
   F.What = Callee + " on " + tensorPhrase(Where) +
            " copies the value to the host and waits for all queued GPU work";

@@ -107,6 +107,7 @@ void MaskIndexCheck::check(const MatchFinder::MatchResult &Result) {
     return;
 
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Object : nullptr;
   bool Sure = Kind == ElementKind::Bool;
   F.What = std::string(Sure ? "selecting with a boolean mask" : "`index({t})` with a tensor that may be a boolean mask") +
            " on " + tensorPhrase(Where) +

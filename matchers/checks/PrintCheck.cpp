@@ -27,6 +27,7 @@ void PrintCheck::check(const MatchFinder::MatchResult &Result) {
   if (!mayBeOnGpu(Where))
     return;
   Finding F;
+  F.Subject = Where == Placement::Unknown ? Object : nullptr;
   F.What = "printing " + tensorPhrase(Where) + " copies its values to the host and waits for the GPU";
   F.Use.Kind = Dependency::False;
   F.Use.Reason = "the values are only logged";

@@ -9,9 +9,12 @@
 // results cache carry the remarks like any finding):
 //   - each call in a loop is joined with the callee's summary into the finding
 //     the check would have made had both been in one unit;
-//   - over the whole database only: a returned value takes its class from the
-//     project's callers, and a finding in a function nothing reachable calls
-//     is marked `uncalled` (issue 43, item 13);
+//   - over the whole database only: a finding on a tensor its unit could not
+//     place is dropped when the other units show it on the CPU (what every
+//     caller passes, what the callee returns, what every unit stores into the
+//     field: issue 43), a returned value takes its class from the project's
+//     callers, and a finding in a function nothing reachable calls is marked
+//     `uncalled` (issue 43, item 13);
 // then the remarks are removed. A NOLINT at a call suppresses its loop remark,
 // so the finding too. Deterministic: units are read in file order, the first
 // definition of a name wins.
@@ -114,6 +117,7 @@ struct ProjectRecords {
   std::vector<std::optional<json::Object>> Units;
   std::vector<CallRecord> LoopCalls; ///< calls in loops to functions with no body in their unit
   std::vector<CallRecord> Returned;  ///< findings whose value a function returns
+  std::vector<CallRecord> CpuIf;     ///< findings on tensors other units may put on the CPU
 };
 
 /// The name a function has across the project: a function with internal
@@ -153,6 +157,8 @@ static ProjectRecords takeRecords(Batch &B) {
         R.LoopCalls.push_back({I, E, std::move(*Record)});
       else if (Record->getString("returnedBy"))
         R.Returned.push_back({I, E, std::move(*Record)});
+      else if (Record->getArray("cpuIf"))
+        R.CpuIf.push_back({I, E, std::move(*Record)});
     }
     Findings = std::move(Kept);
   }
@@ -235,6 +241,18 @@ struct CallGraph {
       Uses("calls", true);
       Uses("addresses", false);
     }
+    // A constructor runs when its class is constructed: wherever a unit names
+    // the class outside its own members (issue 43).
+    std::set<std::string> Named;
+    for (const std::optional<json::Object> &Unit : R.Units)
+      if (const json::Array *Names = unitList(Unit, "names"))
+        for (const json::Value &V : *Names)
+          if (auto Name = V.getAsString())
+            Named.insert(Name->str());
+    for (const auto &[Key, Definitions] : Judged)
+      for (const Definition &D : Definitions)
+        if (auto Class = D.Record->getString("constructs"); Class && Named.count(Class->str()))
+          Work.push_back(Key);
     while (!Work.empty()) {
       std::string Next = std::move(Work.back());
       Work.pop_back();
@@ -280,9 +298,14 @@ static void markUncalled(Batch &B, const CallGraph &Graph) {
         continue;
       E.Facts->Uncalled = true;
       tooling::DiagnosticMessage Note;
-      Note.Message = "nothing the compile database's code reaches calls `" +
-                     Innermost->getString("name").value_or("").str() +
-                     "` (unused, or called only from outside the project)";
+      if (auto Class = Innermost->getString("constructs"))
+        Note.Message = "nothing in the compile database's code names `" + Class->str() +
+                       "` outside its own members: nothing constructs one (unused, or constructed only "
+                       "from outside the project)";
+      else
+        Note.Message = "nothing the compile database's code reaches calls `" +
+                       Innermost->getString("name").value_or("").str() +
+                       "` (unused, or called only from outside the project)";
       Note.FilePath = E.Message.FilePath;
       Note.FileOffset = static_cast<unsigned>(Innermost->getInteger("offset").value_or(0));
       E.Notes.push_back(std::move(Note));
@@ -401,6 +424,144 @@ static void classifyReturnedValues(Batch &B, const ProjectRecords &R, const Call
   }
 }
 
+namespace {
+/// Issue 43: where the tensors of origins in other units are ("param:<i>:<f>",
+/// "return:<f>", "field:<C>::<f>"; DeviceInference.h), from every unit's
+/// record. Each origin's contributions are conditions {cpu, origins}: a call's
+/// argument, a definition's returned value, a unit's stores into a field.
+class ProjectOrigins {
+public:
+  ProjectOrigins(const ProjectRecords &R, const CallGraph &Graph) : Graph(Graph) {
+    for (size_t U = 0; U < R.Units.size(); ++U) {
+      if (const json::Array *Defines = unitList(R.Units[U], "defines"))
+        for (const json::Value &V : *Defines)
+          if (const json::Object *Define = V.getAsObject();
+              Define && !Define->getBoolean("internal").value_or(true))
+            if (const json::Object *Returns = Define->getObject("returns"))
+              Returned[Define->getString("define").value_or("").str()].push_back(Returns);
+      if (const json::Array *Fields = unitList(R.Units[U], "fields"))
+        for (const json::Value &V : *Fields)
+          if (const json::Object *Field = V.getAsObject())
+            Stored[Field->getString("field").value_or("").str()].push_back(Field);
+    }
+  }
+
+  /// Whether every origin of \p Origins holds CPU tensors only.
+  bool allOnCpu(const json::Array &Origins) {
+    std::vector<std::string> Keys;
+    for (const json::Value &V : Origins)
+      if (auto Key = V.getAsString())
+        Keys.push_back(Key->str());
+      else
+        return false;
+    resolve(Keys);
+    return !Keys.empty() && llvm::none_of(Keys, [&](const std::string &K) { return OffCpu.count(K) != 0; });
+  }
+
+private:
+  /// The conditions that decide \p Origin; nullopt when no record can (a
+  /// function some caller outside the project may call, a field no unit
+  /// stores into, a call that passes nothing for the parameter).
+  std::optional<std::vector<const json::Object *>> contributions(StringRef Origin) {
+    std::vector<const json::Object *> Found;
+    if (Origin.consume_front("param:")) {
+      unsigned Index = 0;
+      if (Origin.consumeInteger(10, Index) || !Origin.consume_front(":"))
+        return std::nullopt;
+      std::string Function = Origin.str();
+      auto Calls = Graph.CallsOf.find(Function);
+      if (!Graph.Judged.count(Function) || Graph.AddressTaken.count(Function) ||
+          !Graph.Reached.count(Function) || Calls == Graph.CallsOf.end())
+        return std::nullopt;
+      for (const auto &[Unit, Call] : Calls->second) {
+        const json::Object *Passed = nullptr;
+        if (const json::Array *Args = Call->getArray("args"))
+          for (const json::Value &A : *Args)
+            if (const json::Object *Arg = A.getAsObject(); Arg && Arg->getInteger("index") == Index)
+              Passed = Arg;
+        if (!Passed)
+          return std::nullopt;
+        Found.push_back(Passed);
+      }
+      return Found;
+    }
+    const std::map<std::string, std::vector<const json::Object *>> &Table =
+        Origin.starts_with("field:") ? Stored : Returned;
+    auto Listed = Table.find(Origin.starts_with("field:") ? Origin.str() : Origin.drop_front(7).str());
+    if (!Origin.starts_with("field:") && !Origin.starts_with("return:"))
+      return std::nullopt;
+    if (Listed == Table.end())
+      return std::nullopt;
+    return Listed->second;
+  }
+
+  /// Decides every origin reachable from \p Keys: off the CPU when a
+  /// contribution may be off it or depends on an origin that is (the least
+  /// fixpoint: an origin that only feeds itself stays on the CPU).
+  void resolve(ArrayRef<std::string> Keys) {
+    std::vector<std::string> Work(Keys.begin(), Keys.end());
+    while (!Work.empty()) {
+      std::string Key = std::move(Work.back());
+      Work.pop_back();
+      if (!Decided.insert(Key).second)
+        continue;
+      std::optional<std::vector<const json::Object *>> Conditions = contributions(Key);
+      if (!Conditions) {
+        Seeds.push_back(Key);
+        continue;
+      }
+      for (const json::Object *Condition : *Conditions) {
+        if (!Condition->getBoolean("cpu").value_or(false)) {
+          Seeds.push_back(Key);
+          continue;
+        }
+        if (const json::Array *Origins = Condition->getArray("origins"))
+          for (const json::Value &V : *Origins)
+            if (auto Needed = V.getAsString()) {
+              if (OffCpu.count(Needed->str())) // decided by an earlier question
+                Seeds.push_back(Key);
+              Dependents[Needed->str()].push_back(Key);
+              Work.push_back(Needed->str());
+            }
+      }
+    }
+    while (!Seeds.empty()) {
+      std::string Key = std::move(Seeds.back());
+      Seeds.pop_back();
+      if (!OffCpu.insert(Key).second)
+        continue;
+      for (const std::string &Dependent : Dependents[Key])
+        Seeds.push_back(Dependent);
+    }
+  }
+
+  const CallGraph &Graph;
+  std::map<std::string, std::vector<const json::Object *>> Returned, Stored;
+  std::set<std::string> Decided, OffCpu;
+  std::vector<std::string> Seeds;
+  std::map<std::string, std::vector<std::string>> Dependents;
+};
+} // namespace
+
+/// Issue 43: a finding on a tensor the unit could not place is dropped when
+/// the project's other units show that it is on the CPU (what every caller
+/// passes, what the callee returns, what every unit stores into the field):
+/// no sync happens there.
+static void dropFindingsOnCpu(Batch &B, const ProjectRecords &R, const CallGraph &Graph) {
+  ProjectOrigins Origins(R, Graph);
+  for (const CallRecord &OnCpu : R.CpuIf) {
+    const json::Array *Keys = OnCpu.Record.getArray("cpuIf");
+    if (!Keys || !Origins.allOnCpu(*Keys))
+      continue;
+    std::vector<FindingRecord> &Findings = B.Units[OnCpu.Unit].Findings;
+    llvm::erase_if(Findings, [&](const FindingRecord &E) {
+      return E.DiagnosticName == OnCpu.Remark.DiagnosticName && E.DiagLevel != tidy::ClangTidyError::Remark &&
+             E.Message.FilePath == OnCpu.Remark.Message.FilePath &&
+             E.Message.FileOffset == OnCpu.Remark.Message.FileOffset;
+    });
+  }
+}
+
 /// --summaries in a run over the whole database: every unit's record.
 static std::string writeSummaries(StringRef Path, const Batch &B, const ProjectRecords &R, bool Complete) {
   json::Array Units;
@@ -497,6 +658,7 @@ std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
   if (!WholeProject)
     return std::nullopt;
   CallGraph Graph(R);
+  dropFindingsOnCpu(B, R, Graph);
   markUncalled(B, Graph);
   classifyReturnedValues(B, R, Graph);
   return std::nullopt;

@@ -1,0 +1,66 @@
+// RUN: %check_torch_sync %s torch-sync-host-to-device %t -- %mock_flags
+// A tensor moved again to the device it was made on copies nothing, whichever
+// device that is at run time (issue 43: `.to(*m_device)` of a tensor made by
+// `.to(*m_device)` reported as a possible copy from the host). Only when the
+// device is one for the whole run: a device variable never reassigned, or a
+// field only constructors set.
+#include <torch/torch.h>
+#include <memory>
+
+class Rollout {
+public:
+  explicit Rollout(bool cuda)
+      : device_(std::make_shared<torch::Device>(cuda ? torch::kCUDA : torch::kCPU)), plain_(torch::kCPU) {
+    rewards_ = torch::zeros({4, 2}, torch::TensorOptions().device(*device_));
+    values_ = torch::zeros({4, 2}, torch::TensorOptions().dtype(torch::kFloat).device(*device_));
+    host_ = torch::zeros({4, 2});
+    other_ = rewards_;
+  }
+  // --- negative: already there ------------------------------------------------
+  torch::Tensor advantages() { return torch::zeros_like(rewards_).to(*device_); }
+  torch::Tensor scaled() {
+    auto r = rewards_ * 2 + values_;
+    return r.view({-1}).to(*device_);
+  }
+  // --- positive: the source's device is not that one ---------------------------
+  torch::Tensor fresh(const torch::Tensor &x) { return x.to(*device_); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:58: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  void set(const torch::Tensor &x) { other_ = x; }
+  torch::Tensor other() { return other_.to(*device_); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:41: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  torch::Tensor mixed() { return (rewards_ + host_).to(*device_); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:53: warning: `to(<GPU>)` may copy a host tensor to the GPU
+
+private:
+  std::shared_ptr<torch::Device> device_;
+  torch::Device plain_;
+  torch::Tensor rewards_, values_, host_, other_;
+};
+
+// A device field set outside the constructors: not one device for the run.
+class Retargeted {
+public:
+  explicit Retargeted(torch::Device d) : device_(d) { data_ = torch::ones({3}, torch::TensorOptions().device(device_)); }
+  void retarget(torch::Device d) { device_ = d; }
+  torch::Tensor moved() { return torch::zeros_like(data_).to(device_); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:59: warning: `to(<GPU>)` may copy a host tensor to the GPU
+
+private:
+  torch::Device device_;
+  torch::Tensor data_;
+};
+
+torch::Tensor local(bool cuda) {
+  torch::Device d = cuda ? torch::kCUDA : torch::kCPU;
+  auto t = torch::ones({3}, torch::TensorOptions().device(d));
+  return (t + 1).to(d); // no finding: made on `d`
+}
+
+torch::Tensor local_changed(bool cuda) {
+  torch::Device d = cuda ? torch::kCUDA : torch::kCPU;
+  auto t = torch::ones({3}, torch::TensorOptions().device(d));
+  d = torch::Device(torch::kCUDA);
+  return t.to(d);
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  // CHECK-FIXES: return t.to(d, /*non_blocking=*/true);
+}
