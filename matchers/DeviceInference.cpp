@@ -1317,6 +1317,10 @@ static bool writtenOnlyHere(const FieldDecl *Field, const SourceManager &SM) {
     if (!Method->isImplicit() && !Method->isPureVirtual() && !Method->isDeleted() && !Method->isDefaulted() &&
         !Method->hasBody())
       return false;
+  for (const Decl *Member : Record->decls())
+    if (const auto *Template = dyn_cast<FunctionTemplateDecl>(Member);
+        Template && !Template->getTemplatedDecl()->hasBody())
+      return false;
   return true;
 }
 
@@ -1344,6 +1348,10 @@ static bool forEachFieldStore(ASTContext &Ctx, TranslationUnitAnalysis &TU, cons
   for (const CXXMethodDecl *Method : Record->methods())
     if (const FunctionDecl *Defined = nullptr; Method->hasBody(Defined) && Defined)
       Bodies.push_back(Defined);
+  for (const Decl *Member : Record->decls()) // member templates: their patterns
+    if (const auto *Template = dyn_cast<FunctionTemplateDecl>(Member))
+      if (const FunctionDecl *Defined = nullptr; Template->getTemplatedDecl()->hasBody(Defined) && Defined)
+        Bodies.push_back(Defined);
   for (const FunctionDecl *Body : Bodies)
     for (const auto &Node :
          match(findAll(memberExpr(member(equalsNode(Field))).bind("use")), *Body->getBody(), Ctx)) {

@@ -1,4 +1,4 @@
-// RUN: %check_torch_sync %s torch-sync-host-to-device %t -- %mock_flags
+// RUN: %check_torch_sync %s torch-sync-host-to-device %t -- %mock_flags -I %S/Inputs
 // A tensor moved again to the device it was made on copies nothing, whichever
 // device that is at run time (issue 43: `.to(*m_device)` of a tensor made by
 // `.to(*m_device)` reported as a possible copy from the host). Only when the
@@ -6,6 +6,7 @@
 // field only constructors set.
 #include <torch/torch.h>
 #include <memory>
+#include "same_device_header.h"
 
 class Rollout {
 public:
@@ -49,6 +50,30 @@ private:
   torch::Device device_;
   torch::Tensor data_;
 };
+
+// A member template that stores into the field is a store too.
+class Templated {
+public:
+  explicit Templated(torch::Device d) : device_(d) { data_ = torch::ones({3}, torch::TensorOptions().device(device_)); }
+  template <typename T> void load(const T &source) { data_ = source; }
+  torch::Tensor moved() { return torch::zeros_like(data_).to(device_); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:59: warning: `to(<GPU>)` may copy a host tensor to the GPU
+
+private:
+  torch::Device device_;
+  torch::Tensor data_;
+};
+
+// A class of a header whose members are all defined here: a member template
+// of the header stores into `data_`, so `data_` is not known to be on `device_`;
+// `made_` is.
+HeaderRollout::HeaderRollout(torch::Device d) : device_(d) {
+  data_ = torch::ones({3}, torch::TensorOptions().device(device_));
+  made_ = torch::ones({3}, torch::TensorOptions().device(device_));
+}
+torch::Tensor HeaderRollout::moved() { return torch::zeros_like(data_).to(device_); }
+// CHECK-MESSAGES: :[[@LINE-1]]:72: warning: `to(<GPU>)` may copy a host tensor to the GPU
+torch::Tensor HeaderRollout::again() { return (made_ * 2).to(device_); }
 
 torch::Tensor local(bool cuda) {
   torch::Device d = cuda ? torch::kCUDA : torch::kCPU;
