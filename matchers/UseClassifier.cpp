@@ -652,8 +652,16 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
       CurrentExpr = Next;
     };
 
-    if (const auto *VD = P.get<VarDecl>())
+    if (const auto *VD = P.get<VarDecl>()) {
+      // A container made from the value's holder (`auto errors = check(..)`,
+      // which returns messages built from it): its element reads decide, not
+      // its size (`errors.size() > 0`).
+      if (const auto *Init = dyn_cast_or_null<Expr>(VD->getInit());
+          Init && ignoreWrappers(Init) == ignoreWrappers(CurrentExpr) && VD->hasLocalStorage() &&
+          !VD->getType()->isReferenceType() && isStdContainer(VD->getType(), /*Maps=*/true))
+        return classifyContainer(VD, firstParent(Ctx, P).get<DeclStmt>(), Depth + 1);
       return classifyVariable(VD, firstParent(Ctx, P).get<DeclStmt>(), nullptr, Depth + 1);
+    }
 
     const Stmt *PS = P.get<Stmt>();
     if (!PS)
