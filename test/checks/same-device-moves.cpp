@@ -1,12 +1,12 @@
-// RUN: %check_torch_sync %s torch-sync-host-to-device %t -- %mock_flags -I %S/Inputs
+// RUN: %check_torch_sync %s torch-sync-host-to-device %t -- %mock_flags
 // A tensor moved again to the device it was made on copies nothing, whichever
-// device that is at run time (issue 43: `.to(*m_device)` of a tensor made by
+// device that is at run time (a class of a header: test/tool/same-device-header.test)
+// (issue 43: `.to(*m_device)` of a tensor made by
 // `.to(*m_device)` reported as a possible copy from the host). Only when the
 // device is one for the whole run: a device variable never reassigned, or a
 // field only constructors set.
 #include <torch/torch.h>
 #include <memory>
-#include "same_device_header.h"
 
 class Rollout {
 public:
@@ -63,17 +63,6 @@ private:
   torch::Device device_;
   torch::Tensor data_;
 };
-
-// A class of a header whose members are all defined here: a member template
-// of the header stores into `data_`, so `data_` is not known to be on `device_`;
-// `made_` is.
-HeaderRollout::HeaderRollout(torch::Device d) : device_(d) {
-  data_ = torch::ones({3}, torch::TensorOptions().device(device_));
-  made_ = torch::ones({3}, torch::TensorOptions().device(device_));
-}
-torch::Tensor HeaderRollout::moved() { return torch::zeros_like(data_).to(device_); }
-// CHECK-MESSAGES: :[[@LINE-1]]:72: warning: `to(<GPU>)` may copy a host tensor to the GPU
-torch::Tensor HeaderRollout::again() { return (made_ * 2).to(device_); }
 
 torch::Tensor local(bool cuda) {
   torch::Device d = cuda ? torch::kCUDA : torch::kCPU;
