@@ -9,7 +9,6 @@
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
-#include "clang/AST/Mangle.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -26,6 +25,29 @@ namespace torch_syncfree {
 static std::optional<unsigned> stdGetIndex(const CallExpr *Call);
 static bool isStdMove(const CallExpr *Call);
 static const Expr *assignedValue(ASTContext &Ctx, const Expr *Target);
+
+/// The initialisers of \p Field this unit shows: its in-class initialiser
+/// (given with a null function) and the written initialisers of the
+/// constructors defined here (an out-of-line definition holds them; another
+/// unit's are in its own record). False as soon as \p Init returns false.
+static bool
+forEachFieldInitializer(const FieldDecl *Field,
+                        llvm::function_ref<bool(const Expr *Value, const FunctionDecl *In)> Init) {
+  if (const Expr *InClass = Field->getInClassInitializer(); InClass && !Init(InClass, nullptr))
+    return false;
+  const auto *Record = dyn_cast<CXXRecordDecl>(Field->getParent());
+  if (!Record)
+    return true;
+  for (const CXXConstructorDecl *Ctor : Record->ctors()) {
+    const FunctionDecl *Defined = nullptr;
+    if (Ctor->hasBody(Defined) && Defined)
+      Ctor = cast<CXXConstructorDecl>(Defined);
+    for (const CXXCtorInitializer *Written : Ctor->inits())
+      if (Written->getMember() == Field && Written->isWritten() && !Init(Written->getInit(), Ctor))
+        return false;
+  }
+  return true;
+}
 
 Placement join(Placement A, Placement B) { return A == B ? A : Placement::Unknown; }
 
@@ -1073,18 +1095,10 @@ std::optional<Placement> DeviceOracle::fieldStoresPlacement(const FieldDecl *Fie
     return Container ? elementPlacement(Value, Index) : tensorPlacementImpl(Value);
   };
   std::optional<Placement> Result;
-  if (const Expr *Init = Field->getInClassInitializer())
-    Result = join(Result, valueOf(Init));
-  // The constructors defined in this unit (an out-of-line definition holds
-  // the initialisers; another unit's are in its own record).
-  for (const CXXConstructorDecl *Ctor : Record->ctors()) {
-    const FunctionDecl *Defined = nullptr;
-    if (Ctor->hasBody(Defined) && Defined)
-      Ctor = cast<CXXConstructorDecl>(Defined);
-    for (const CXXCtorInitializer *Init : Ctor->inits())
-      if (Init->getMember() == Field && Init->isWritten())
-        Result = join(Result, valueOf(Init->getInit()));
-  }
+  forEachFieldInitializer(Field, [&](const Expr *Value, const FunctionDecl *) {
+    Result = join(Result, valueOf(Value));
+    return true;
+  });
   // Stores anywhere in the main file (the class is invisible elsewhere), or in
   // the project's code: assignments, escapes, additions to a container,
   // aggregate initialisation `Batch{a, b}`.
@@ -1179,26 +1193,19 @@ namespace torch_syncfree {
 /// library's or a system header's, externally visible, not a template, a
 /// lambda or a method an override may replace.
 static bool isProjectFunctionAcrossUnits(const FunctionDecl *FD, const SourceManager &SM) {
-  if (!FD || FD->getBuiltinID() || isInTorchNamespace(FD) || FD->isInStdNamespace() ||
-      SM.isInSystemHeader(FD->getLocation()) || !FD->getDeclName().isIdentifier() ||
-      !FD->isExternallyVisible() || FD->isTemplated() || FD->isTemplateInstantiation() || FD->isVariadic())
+  if (!isProjectFunction(FD, SM) || !FD->isExternallyVisible() || FD->isTemplated() ||
+      FD->isTemplateInstantiation() || FD->isVariadic())
     return false;
-  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
-    return !Method->getParent()->isLambda() && (!Method->isVirtual() || Method->hasAttr<FinalAttr>() ||
-                                                Method->getParent()->hasAttr<FinalAttr>());
-  return true;
-}
-
-static std::string linkageNameOf(const FunctionDecl *FD) {
-  ASTNameGenerator Names(FD->getASTContext());
-  return Names.getName(FD);
+  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+  return !Method || !Method->isVirtual() || Method->hasAttr<FinalAttr>() ||
+         Method->getParent()->hasAttr<FinalAttr>();
 }
 
 std::optional<Placement> DeviceOracle::assumeParameter(const ParmVarDecl *Param) {
   const auto *FD = dyn_cast<FunctionDecl>(Param->getDeclContext());
   if (!Assumed || !FD || !isProjectFunctionAcrossUnits(FD, Ctx.getSourceManager()))
     return std::nullopt;
-  Assumed->insert("param:" + std::to_string(Param->getFunctionScopeIndex()) + ":" + linkageNameOf(FD));
+  Assumed->insert("param:" + std::to_string(Param->getFunctionScopeIndex()) + ":" + linkageName(FD));
   return Placement::Cpu;
 }
 
@@ -1206,7 +1213,7 @@ std::optional<Placement> DeviceOracle::assumeReturned(const FunctionDecl *Callee
   if (!Assumed || !Callee || Callee->hasBody() ||
       !isProjectFunctionAcrossUnits(Callee, Ctx.getSourceManager()))
     return std::nullopt;
-  Assumed->insert("return:" + linkageNameOf(Callee));
+  Assumed->insert("return:" + linkageName(Callee));
   return Placement::Cpu;
 }
 
@@ -1333,16 +1340,8 @@ static bool writtenOnlyHere(const FieldDecl *Field, const SourceManager &SM) {
 static bool forEachFieldStore(ASTContext &Ctx, TranslationUnitAnalysis &TU, const FieldDecl *Field,
                               llvm::function_ref<bool(const Expr *Value, const FunctionDecl *In)> Store) {
   const auto *Record = cast<CXXRecordDecl>(Field->getParent());
-  if (const Expr *Init = Field->getInClassInitializer(); Init && !Store(Init, nullptr))
+  if (!forEachFieldInitializer(Field, Store))
     return false;
-  for (const CXXConstructorDecl *Ctor : Record->ctors()) {
-    const FunctionDecl *Defined = nullptr;
-    if (Ctor->hasBody(Defined) && Defined)
-      Ctor = cast<CXXConstructorDecl>(Defined);
-    for (const CXXCtorInitializer *Init : Ctor->inits())
-      if (Init->getMember() == Field && Init->isWritten() && !Store(Init->getInit(), Ctor))
-        return false;
-  }
   // Member bodies (main file or a header), where the field can be named.
   std::vector<const FunctionDecl *> Bodies;
   for (const CXXMethodDecl *Method : Record->methods())

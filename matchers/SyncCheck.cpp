@@ -6,7 +6,6 @@
 #include "TorchApi.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
-#include "clang/AST/Mangle.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -197,10 +196,6 @@ void SyncCheck::emitSummaryRecord(SourceLocation Loc, llvm::json::Object Record)
   attachFacts(diag(Loc, "%0", DiagnosticIDs::Remark) << (ProjectSummaryPrefix + Text).str(), FindingFacts{});
 }
 
-std::string SyncCheck::linkageName(const FunctionDecl *FD) {
-  clang::ASTNameGenerator Names(FD->getASTContext());
-  return Names.getName(FD);
-}
 
 std::string SyncCheck::noGainReason(ASTContext &Ctx, ArrayRef<const Stmt *> Sites) {
   if (RewriteDespiteWaits || Sites.empty())

@@ -180,9 +180,6 @@ protected:
   /// Emits one project summary record at \p Loc: a remark the batch joins and
   /// removes (tool/batch/ProjectSummaries.cpp).
   void emitSummaryRecord(clang::SourceLocation Loc, llvm::json::Object Record);
-  /// The name a function has in every translation unit of the program (its
-  /// mangled name: overloads and namespaces apart).
-  static std::string linkageName(const clang::FunctionDecl *FD);
 
   /// `BlockingFunctions` (global or per check, ';'-separated names, qualified
   /// or not): functions of compiled libraries the tool cannot see that block

@@ -11,6 +11,7 @@
 #include "clang/Lex/Preprocessor.h"
 
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/Mangle.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/DenseSet.h"
@@ -93,6 +94,19 @@ bool isClosedProgramField(const SourceManager &SM, const FieldDecl *Field) {
   // Other translation units can store into fields of classes from headers.
   return Record && SM.isInMainFile(SM.getExpansionLoc(Record->getLocation())) &&
          !mayMoveItsTensors(Record) && !Field->getType()->isReferenceType();
+}
+
+bool isProjectFunction(const FunctionDecl *FD, const SourceManager &SM) {
+  if (!FD || FD->getBuiltinID() || isInTorchNamespace(FD) || FD->isInStdNamespace() ||
+      SM.isInSystemHeader(FD->getLocation()) || !FD->getDeclName().isIdentifier())
+    return false;
+  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+  return !Method || !Method->getParent()->isLambda();
+}
+
+std::string linkageName(const FunctionDecl *FD) {
+  ASTNameGenerator Names(FD->getASTContext());
+  return Names.getName(FD);
 }
 
 bool isTensorType(QualType T) {

@@ -45,6 +45,15 @@ bool mayMoveItsTensors(const clang::CXXRecordDecl *Record);
 /// mover, and the field is not a reference.
 bool isClosedProgramField(const clang::SourceManager &SM, const clang::FieldDecl *Field);
 
+/// A function of the project (not LibTorch's, the standard library's, a
+/// system header's, a builtin or a lambda's call operator): what the project
+/// summaries name across units.
+bool isProjectFunction(const clang::FunctionDecl *FD, const clang::SourceManager &SM);
+
+/// The name a function has in every translation unit of the program (its
+/// mangled name: overloads and namespaces apart).
+std::string linkageName(const clang::FunctionDecl *FD);
+
 /// True for a call of a method named `Name` of at::Tensor / at::TensorBase.
 bool isTensorMethodCall(const clang::Expr *E, llvm::StringRef Name);
 

@@ -13,7 +13,6 @@
 #include "utils/SourceText.h"
 
 #include "clang/AST/DeclTemplate.h"
-#include "clang/AST/Mangle.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -53,16 +52,6 @@ void CallInLoopCheck::onStartOfTranslationUnit() {
   Defines.clear();
   Calls.clear();
   Addresses.clear();
-}
-
-/// A function of the project (not LibTorch's, the standard library's, a
-/// system header's or a builtin), whose calls and references the batch joins.
-static bool isProjectFunction(const FunctionDecl *FD, const SourceManager &SM) {
-  if (!FD || FD->getBuiltinID() || isInTorchNamespace(FD) || FD->isInStdNamespace() ||
-      SM.isInSystemHeader(FD->getLocation()) || !FD->getDeclName().isIdentifier())
-    return false;
-  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
-  return !Method || !Method->getParent()->isLambda();
 }
 
 /// The name a class has in every unit, for "is it ever constructed": nullopt
