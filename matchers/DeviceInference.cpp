@@ -1428,11 +1428,84 @@ const ValueDecl *DeviceOracle::optionsDevice(const Expr *Options) {
   }
   if (E && isDeviceType(E->getType()))
     return stableDevice(E);
+  // `torch::device(d)`, LibTorch's free function making options of a device.
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(E);
+      Call && !isa<CXXMemberCallExpr>(Call) && Call->getNumArgs() == 1 && calleeName(Call) == "device" &&
+      isInTorchNamespace(Call->getDirectCallee()))
+    return optionsDevice(Call->getArg(0));
   // `TensorOptions(d)`, an implicit conversion of a device.
   if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
       Construct && Construct->getNumArgs() == 1)
     return optionsDevice(Construct->getArg(0));
   return nullptr;
+}
+
+bool DeviceOracle::madeOnDeviceElement(const Expr *Value, const ValueDecl *Device,
+                                       std::optional<unsigned> Index, unsigned Depth) {
+  const Expr *E = ignoreWrappers(Value);
+  if (!E || Depth > 8)
+    return false;
+  if (isTensorType(E->getType()))
+    return madeOnDevice(E, Device, Depth);
+  if (!Index)
+    return false;
+  auto Pick = [&](llvm::ArrayRef<const Expr *> Elements) {
+    return *Index < Elements.size() && madeOnDevice(Elements[*Index], Device, Depth + 1);
+  };
+  // `return {obs, reward};`, `std::tuple<..>(obs, reward)`, `std::make_tuple(obs, reward)`.
+  if (const auto *Init = dyn_cast<InitListExpr>(E))
+    return Pick(std::vector<const Expr *>(Init->inits().begin(), Init->inits().end()));
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
+    const CXXRecordDecl *Record = Construct->getType()->getAsCXXRecordDecl();
+    if (!Record || !Record->isInStdNamespace())
+      return false;
+    if (Construct->getNumArgs() == 1 && !isTensorType(ignoreWrappers(Construct->getArg(0))->getType()))
+      return madeOnDeviceElement(Construct->getArg(0), Device, Index, Depth + 1); // a copy or a move
+    return Pick(std::vector<const Expr *>(Construct->arg_begin(), Construct->arg_end()));
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (isStdMove(Call))
+      return madeOnDeviceElement(Call->getArg(0), Device, Index, Depth + 1);
+    if (FD && FD->isInStdNamespace() && FD->getDeclName().isIdentifier() &&
+        hasHostApiTrait(FD->getName(), TupleMaker) && FD->getName() != "tie")
+      return Pick(std::vector<const Expr *>(Call->arg_begin(), Call->arg_end()));
+    return memberReturnsMadeOnDevice(Call, Device, Index, Depth + 1);
+  }
+  return false;
+}
+
+bool DeviceOracle::memberReturnsMadeOnDevice(const CallExpr *Call, const ValueDecl *Device,
+                                             std::optional<unsigned> Index, unsigned Depth) {
+  // Only a method of the object whose device field names the device: it
+  // reads the same field (`std::tie(obs, reward) = stepEnvs(..)` in PPO code,
+  // where stepEnvs makes both with `TensorOptions(*m_device)`). A device
+  // variable is one device for one call of its own function only.
+  const auto *DeviceField = dyn_cast<FieldDecl>(Device);
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+  const CXXMethodDecl *Method = MC ? MC->getMethodDecl() : nullptr;
+  const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+  if (!DeviceField || !Method || !Object || !isa<CXXThisExpr>(Object->IgnoreParenImpCasts()) ||
+      Method->getParent()->getCanonicalDecl() !=
+          cast<CXXRecordDecl>(DeviceField->getParent())->getCanonicalDecl() ||
+      (Method->isVirtual() && !Method->hasAttr<FinalAttr>() && !Method->getParent()->hasAttr<FinalAttr>()))
+    return false;
+  const FunctionDecl *Definition = nullptr;
+  if (!Method->hasBody(Definition) || !Definition || !Definition->getBody() ||
+      !FieldsAndCalleesInProgress.insert(Definition).second)
+    return false;
+  bool Any = false, All = true;
+  for (const auto &Node : match(findAll(returnStmt(forFunction(equalsNode(Definition))).bind("return")),
+                                *Definition->getBody(), Ctx)) {
+    const Expr *Returned = Node.getNodeAs<ReturnStmt>("return")->getRetValue();
+    Any = true;
+    if (!Returned || !madeOnDeviceElement(Returned, Device, Index, Depth + 1)) {
+      All = false;
+      break;
+    }
+  }
+  FieldsAndCalleesInProgress.erase(Definition);
+  return Any && All;
 }
 
 bool DeviceOracle::alreadyOnDevice(const Expr *Tensor, const Expr *Device) {
@@ -1480,6 +1553,8 @@ bool DeviceOracle::madeOnDevice(const Expr *Tensor, const ValueDecl *Device, uns
   };
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     const Expr *Object = MC->getImplicitObjectArgument();
+    if (Object && isa<CXXThisExpr>(Object->IgnoreParenImpCasts()))
+      return memberReturnsMadeOnDevice(MC, Device, std::nullopt, Depth + 1);
     if (!Object || !isTensorType(Object->getType()) || !isInTorchNamespace(MC->getMethodDecl()))
       return false;
     StringRef Name = calleeName(MC);
@@ -1508,8 +1583,10 @@ bool DeviceOracle::madeOnDevice(const Expr *Tensor, const ValueDecl *Device, uns
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *FD = Call->getDirectCallee();
-    if (!FD || !isInTorchNamespace(FD))
+    if (!FD)
       return false;
+    if (!isInTorchNamespace(FD))
+      return memberReturnsMadeOnDevice(Call, Device, std::nullopt, Depth + 1);
     StringRef Name = calleeName(Call);
     bool Named = false;
     if (hasApiTrait(Name, Factory))
@@ -1523,7 +1600,12 @@ bool DeviceOracle::madeOnDevice(const Expr *Tensor, const ValueDecl *Device, uns
   }
   // A variable: every value it is given (never handed out by reference).
   if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
-    const auto *VD = dyn_cast<VarDecl>(Ref->getDecl());
+    // A structured binding (`auto [obs, reward] = step();`) is defined with
+    // its element of the initialiser, as `std::tie` defines its variables.
+    const ValueDecl *Variable = Ref->getDecl();
+    const auto *Binding = dyn_cast<BindingDecl>(Variable);
+    const auto *VD =
+        Binding ? dyn_cast_or_null<VarDecl>(Binding->getDecomposedDecl()) : dyn_cast<VarDecl>(Variable);
     const auto *FD = VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && !VD->getType()->isReferenceType()
                          ? dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod())
                          : nullptr;
@@ -1532,22 +1614,24 @@ bool DeviceOracle::madeOnDevice(const Expr *Tensor, const ValueDecl *Device, uns
     if (const auto *DeviceVar = dyn_cast<VarDecl>(Device);
         DeviceVar && DeviceVar->getParentFunctionOrMethod() != VD->getParentFunctionOrMethod())
       return false;
-    if (!Flow || !InProgress.insert(VD).second)
+    if (!Flow || !InProgress.insert(Variable).second)
       return false;
     bool All = true, Any = false;
     for (const ValueDefinition &Definition : Flow->definitions()) {
-      if (Definition.Variable != VD)
+      if (Definition.Variable != Variable)
         continue;
       const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(ignoreWrappers(Definition.Value));
       if (Definition.Value && !Definition.Element && Construct && Construct->getNumArgs() == 0)
         continue; // `Tensor t;`: no device until assigned
       Any = true;
-      if (Definition.isOpaque() || Definition.Element || !madeOnDevice(Definition.Value, Device, Depth + 1)) {
+      if (Definition.isOpaque() ||
+          (Definition.Element ? !madeOnDeviceElement(Definition.Value, Device, Definition.Element, Depth + 1)
+                              : !madeOnDevice(Definition.Value, Device, Depth + 1))) {
         All = false;
         break;
       }
     }
-    InProgress.erase(VD);
+    InProgress.erase(Variable);
     return All && Any;
   }
   // A field of the class only this unit's code writes: every store into it.

@@ -108,6 +108,14 @@ private:
   /// (`TensorOptions().device(d)`, `d`); nullptr when it names another or none.
   const clang::ValueDecl *optionsDevice(const clang::Expr *Options);
   bool madeOnDevice(const clang::Expr *Tensor, const clang::ValueDecl *Device, unsigned Depth);
+  /// The same for element \p Index of a tuple or pair value (`std::tie(a, b)
+  /// = f()`), or for a tensor value when Index is nullopt.
+  bool madeOnDeviceElement(const clang::Expr *Value, const clang::ValueDecl *Device,
+                           std::optional<unsigned> Index, unsigned Depth);
+  /// Whether every value a method of the device field's own object returns
+  /// (its element \p Index) is made on that device.
+  bool memberReturnsMadeOnDevice(const clang::CallExpr *Call, const clang::ValueDecl *Device,
+                                 std::optional<unsigned> Index, unsigned Depth);
   /// An oracle of cpuCondition(): origins in other units are on the CPU and
   /// are added to \p Assumed.
   DeviceOracle(TranslationUnitAnalysis &TU, std::set<std::string> &Assumed)

@@ -197,9 +197,13 @@ static void definitionsMadeBy(const Stmt *S, llvm::SmallVectorImpl<ValueDefiniti
   // defines a and b.
   if ((FD && isInTorchNamespace(FD)) || isStdTie(Call) || onlyGivesAccess(Call))
     return;
+  // `std::make_pair(a, b)`, `std::make_tuple(a, b)` copy their lvalue
+  // arguments (an `std::move(a)` argument is moved from).
+  bool CopiesLvalues = FD && FD->isInStdNamespace() && FD->getDeclName().isIdentifier() &&
+                       (FD->getName() == "make_pair" || FD->getName() == "make_tuple");
   for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
     const ValueDecl *Target = namedVariable(Call->getArg(I));
-    if (!Target)
+    if (!Target || (CopiesLvalues && Call->getArg(I)->isLValue()))
       continue;
     if (argumentMayBeModified(FD, I) &&
         llvm::none_of(Out, [&](const ValueDefinition &D) { return D.Variable == Target; }))

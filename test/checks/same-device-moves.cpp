@@ -64,6 +64,13 @@ private:
   torch::Tensor data_;
 };
 
+torch::Tensor free_options(bool cuda) {
+  const torch::Device d(cuda ? torch::kCUDA : torch::kCPU);
+  torch::Tensor t = torch::zeros({3}, torch::device(d));
+  t = t.to(d); // no finding: `torch::device(d)` names `d`
+  return t.to(d);
+}
+
 torch::Tensor local(bool cuda) {
   torch::Device d = cuda ? torch::kCUDA : torch::kCPU;
   auto t = torch::ones({3}, torch::TensorOptions().device(d));
@@ -78,3 +85,47 @@ torch::Tensor local_changed(bool cuda) {
   // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `to(<GPU>)` may copy a host tensor to the GPU
   // CHECK-FIXES: return t.to(d, /*non_blocking=*/true);
 }
+
+// What a method of the same object returns (issue 43, PPO-LibTorch's
+// `std::tie(next_obs, reward, done) = stepEnvs(..)`): made on the device
+// field, elements then written by a worker lambda that holds them by
+// reference (an element write keeps the device).
+class Envs {
+public:
+  explicit Envs(bool cuda) : device_(std::make_shared<torch::Device>(cuda ? torch::kCUDA : torch::kCPU)) {}
+  std::tuple<torch::Tensor, torch::Tensor> step() {
+    torch::Tensor obs = torch::zeros({4, 3}, torch::TensorOptions(*device_).dtype(torch::kFloat));
+    torch::Tensor reward = torch::zeros({4, 1}, torch::TensorOptions(*device_));
+    auto fill = [&reward](int64_t i, float r) { reward[i] = r; };
+    fill(0, 1.0f);
+    return {obs, reward};
+  }
+  std::pair<torch::Tensor, torch::Tensor> mixed() {
+    auto on_device = torch::ones({2}, torch::TensorOptions().device(*device_));
+    return std::make_pair(on_device, torch::ones({2}));
+  }
+  torch::Tensor one() { return torch::ones({2}, torch::TensorOptions().device(*device_)); }
+  void rollout() {
+    torch::Tensor obs, reward;
+    std::tie(obs, reward) = step();
+    obs_ = obs.to(*device_);       // no finding: step() made it on *device_
+    reward_ = reward.to(*device_); // no finding: elements written by the lambda keep its device
+    auto [a, b] = mixed();
+    first_ = a.to(*device_); // no finding: made on *device_
+    second_ = b.to(*device_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor to the GPU
+    // CHECK-FIXES: second_ = b.to(*device_, /*non_blocking=*/true);
+    third_ = one().to(*device_); // no finding
+  }
+  // Another object's method reads another object's device.
+  void from(Envs &other) {
+    torch::Tensor obs, reward;
+    std::tie(obs, reward) = other.step();
+    obs_ = obs.to(*device_);
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  }
+
+private:
+  std::shared_ptr<torch::Device> device_;
+  torch::Tensor obs_, reward_, first_, second_, third_;
+};
