@@ -7,6 +7,7 @@
 #include "Barriers.h"
 #include "CatalogChecks.h"
 #include "CopyCalls.h"
+#include "Operators.h"
 #include "SyncCalls.h"
 #include "TorchApi.h"
 #include "utils/AstWalk.h"
@@ -130,7 +131,8 @@ void CallInLoopCheck::onEndOfTranslationUnit() {
                                        {"calls", std::move(Calls)},
                                        {"addresses", std::move(Addresses)},
                                        {"fields", fieldConditions()},
-                                       {"names", namedClasses(*Unit)}});
+                                       {"names", namedClasses(*Unit)},
+                                       {"operators", registeredOperators(*Unit)}});
   Defines.clear();
   Calls.clear();
   Addresses.clear();
@@ -425,6 +427,72 @@ static std::string callRemedy(Dependency Kind, bool InLibrary, const std::string
   return "move the host decision out of the loop or onto the device";
 }
 
+std::optional<llvm::json::Object> CallInLoopCheck::waitRecord(const FunctionDecl *Definition,
+                                                              ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DeviceOracle &Oracle = oracle(Ctx);
+  std::vector<const FunctionDecl *> Path{Definition};
+  std::vector<CalleeSync> Syncs;
+  auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
+  findSyncs(
+      Definition->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); },
+      FixedElsewhere, [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs,
+      /*Limit=*/16);
+  std::optional<ChosenWait> Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
+  if (!Chosen)
+    return std::nullopt;
+  SourceLocation Site = SM.getExpansionLoc(Chosen->Sync.Site->getBeginLoc());
+  UseVerdict Use = calleeVerdict(*Chosen, SM);
+  bool InLibrary = libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr;
+  return llvm::json::Object{
+      {"what", waitPhrase(Chosen->Sync, llvm::sys::path::filename(SM.getFilename(Site)).str() + ":" +
+                                            std::to_string(SM.getExpansionLineNumber(Site)))},
+      {"file", SM.getFilename(Site).str()},
+      {"offset", SM.getFileOffset(Site)},
+      {"class", dependencyName(Use.Kind)},
+      {"reason", Use.Reason},
+      {"returned", Chosen->Sync.What.ReadsValue && Chosen->Use.ReturnedToUnseenCaller},
+      {"library", InLibrary},
+      {"barrier", Chosen->BarrierWhy},
+      // The remedy by the class the call ends with (the caller may decide it).
+      {"remedy",
+       llvm::json::Object{
+           {dependencyName(Dependency::False), callRemedy(Dependency::False, false, Chosen->BarrierWhy)},
+           {dependencyName(Dependency::True), callRemedy(Dependency::True, InLibrary, Chosen->BarrierWhy)},
+           {dependencyName(Dependency::Intentional),
+            callRemedy(Dependency::Intentional, false, Chosen->BarrierWhy)}}}};
+}
+
+/// The project operators a function's body calls through the dispatcher, in
+/// source order, each once.
+llvm::json::Array CallInLoopCheck::dispatchedOperators(const FunctionDecl *Definition) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<std::string> Found;
+    bool VisitCallExpr(CallExpr *Call) {
+      if (std::optional<std::string> Operator = dispatchedOperator(Call);
+          Operator && llvm::find(Found, *Operator) == Found.end())
+        Found.push_back(*Operator);
+      return true;
+    }
+  } Visitor;
+  Visitor.TraverseStmt(Definition->getBody());
+  return llvm::json::Array(Visitor.Found);
+}
+
+/// Each kernel the unit registers for a project operator, with its wait.
+llvm::json::Array CallInLoopCheck::registeredOperators(ASTContext &Ctx) {
+  llvm::json::Array Out;
+  for (const OperatorRegistration &R : operatorRegistrations(Ctx)) {
+    llvm::json::Object Record{
+        {"operator", R.Operator}, {"key", R.Key}, {"kernel", linkageName(R.Implementation)}};
+    if (R.Implementation->getBody() && mayRunOnGpu(R.Key))
+      if (std::optional<llvm::json::Object> Wait = waitRecord(R.Implementation, Ctx))
+        Record["wait"] = std::move(*Wait);
+    Out.push_back(std::move(Record));
+  }
+  return Out;
+}
+
 void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   if (!SM.isInMainFile(SM.getExpansionLoc(Definition->getLocation())) || !Definition->getBody())
@@ -449,39 +517,11 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
                             {"offset", SM.getFileOffset(SM.getExpansionLoc(Definition->getLocation()))},
                             {"begin", SM.getFileOffset(Range.getBegin())},
                             {"end", SM.getFileOffset(Range.getEnd())}};
-  std::optional<ChosenWait> Chosen;
-  std::vector<CalleeSync> Syncs;
   if (Summarised) {
-    DeviceOracle &Oracle = oracle(Ctx);
-    std::vector<const FunctionDecl *> Path{Definition};
-    auto FixedElsewhere = [&](const CallExpr *Site) { return analysis(Ctx).isRemovedByItsOwner(Site); };
-    findSyncs(
-        Definition->getBody(), analysis(Ctx), Oracle, [&](Placement P) { return mayBeOnGpu(P); },
-        FixedElsewhere, [&](const FunctionDecl *FD) { return isBlockingFunction(FD); }, Path, Syncs,
-        /*Limit=*/16);
-    Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
-  }
-  if (Chosen) {
-    SourceLocation Site = SM.getExpansionLoc(Chosen->Sync.Site->getBeginLoc());
-    UseVerdict Use = calleeVerdict(*Chosen, SM);
-    bool InLibrary = libraryFunctionOn(Chosen->Sync.Path, SM) != nullptr;
-    Define["wait"] = llvm::json::Object{
-        {"what", waitPhrase(Chosen->Sync, llvm::sys::path::filename(SM.getFilename(Site)).str() + ":" +
-                                              std::to_string(SM.getExpansionLineNumber(Site)))},
-        {"file", SM.getFilename(Site).str()},
-        {"offset", SM.getFileOffset(Site)},
-        {"class", dependencyName(Use.Kind)},
-        {"reason", Use.Reason},
-        {"returned", Chosen->Sync.What.ReadsValue && Chosen->Use.ReturnedToUnseenCaller},
-        {"library", InLibrary},
-        {"barrier", Chosen->BarrierWhy},
-        // The remedy by the class the call ends with (the caller may decide it).
-        {"remedy",
-         llvm::json::Object{
-             {dependencyName(Dependency::False), callRemedy(Dependency::False, false, Chosen->BarrierWhy)},
-             {dependencyName(Dependency::True), callRemedy(Dependency::True, InLibrary, Chosen->BarrierWhy)},
-             {dependencyName(Dependency::Intentional),
-              callRemedy(Dependency::Intentional, false, Chosen->BarrierWhy)}}}};
+    if (std::optional<llvm::json::Object> Wait = waitRecord(Definition, Ctx))
+      Define["wait"] = std::move(*Wait);
+    else if (llvm::json::Array Operators = dispatchedOperators(Definition); !Operators.empty())
+      Define["operators"] = std::move(Operators); // their kernels' waits are the callers' (issue 42)
   }
   if (Constructs)
     Define["constructs"] = *Constructs;
@@ -529,6 +569,14 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     recordUse(Call, Call->getDirectCallee(), /*IsCall=*/true, Ctx);
   if (asSyncCall(Call))
     return; // direct syncs are the catalog checks' findings
+  // A project operator called through the dispatcher: its kernel is
+  // registered by name, in this unit or another; said for the batch, which
+  // joins the call with the kernels' summaries (issue 42).
+  if (std::optional<std::string> Operator = dispatchedOperator(Call)) {
+    if (projectSummaries() && analysis(Ctx).enclosingLoop(Call))
+      emitLoopCallRecord(Call, "operator:" + *Operator, *Operator, Ctx);
+    return;
+  }
   DeviceOracle &Oracle = oracle(Ctx);
   const FunctionDecl *Callee = Oracle.followableCallee(Call);
   const FunctionDecl *Wrapper = Callee ? nullptr : libraryWrapper(Call, Ctx);
@@ -552,18 +600,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     // which joins it with that unit's summary (issue 42).
     const FunctionDecl *Elsewhere = Call->getDirectCallee();
     if (projectSummaries() && isProjectFunction(Elsewhere, SM) && !Elsewhere->hasBody() &&
-        Elsewhere->isExternallyVisible()) {
-      llvm::json::Object Record{{"call", linkageName(Elsewhere)},
-                                {"name", Elsewhere->getNameAsString()},
-                                {"loopLine", classifier(Ctx).enclosingLoopLine(Call)}};
-      if (!Elsewhere->getReturnType()->isVoidType()) {
-        UseVerdict Caller = classifier(Ctx).classify(Call);
-        Record["callerClass"] = dependencyName(Caller.Kind);
-        Record["callerReason"] = Caller.Reason;
-      }
-      emitSummaryRecord(isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc() : Call->getBeginLoc(),
-                        std::move(Record));
-    }
+        Elsewhere->isExternallyVisible())
+      emitLoopCallRecord(Call, linkageName(Elsewhere), Elsewhere->getNameAsString(), Ctx);
     return;
   }
   if (Callee && !Oracle.pushCallBindings(Call))
@@ -583,8 +621,14 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   std::optional<ChosenWait> Chosen = chooseWait(Syncs, analysis(Ctx), classifier(Ctx));
   if (!Wrapper)
     Oracle.popCallBindings();
-  if (!Chosen)
+  if (!Chosen) {
+    // A function of this unit that waits only through a project operator
+    // (`return op.call(x);`): the batch joins the call with its kernel.
+    if (!Wrapper && projectSummaries())
+      for (const llvm::json::Value &Operator : dispatchedOperators(Callee))
+        emitLoopCallRecord(Call, "operator:" + Operator.getAsString()->str(), Callee->getNameAsString(), Ctx);
     return;
+  }
   const CalleeSync *Found = &Chosen->Sync;
 
   std::string CalleeName = Callee->getNameAsString();
@@ -598,8 +642,10 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   // A value the callee only accumulates or stores may still reach the caller through
   // what the callee returns (a metrics struct): the caller's use of the result decides.
   UseVerdict CallerUse;
+  // A returned tensor holds device values the host reads only by another
+  // sync (its own finding): it carries no host value back.
   if (Found->What.ReadsValue && !Chosen->Use.Reason.empty() && Chosen->Use.Kind == Dependency::False &&
-      !Callee->getReturnType()->isVoidType())
+      !Callee->getReturnType()->isVoidType() && !isTensorType(Callee->getReturnType()))
     CallerUse = classifier(Ctx).classify(Call);
   if (!CallerUse.Reason.empty() && CallerUse.Kind == Dependency::True) {
     F.Use = CallerUse;
@@ -614,6 +660,19 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
                                                      : Call->getBeginLoc();
   report(At, F);
   diag(Found->Site->getBeginLoc(), "the host waits here", DiagnosticIDs::Note);
+}
+
+void CallInLoopCheck::emitLoopCallRecord(const CallExpr *Call, const std::string &Callee,
+                                         const std::string &Name, ASTContext &Ctx) {
+  llvm::json::Object Record{
+      {"call", Callee}, {"name", Name}, {"loopLine", classifier(Ctx).enclosingLoopLine(Call)}};
+  if (!Call->getType()->isVoidType() && !isTensorType(Call->getType())) {
+    UseVerdict Caller = classifier(Ctx).classify(Call);
+    Record["callerClass"] = dependencyName(Caller.Kind);
+    Record["callerReason"] = Caller.Reason;
+  }
+  emitSummaryRecord(isa<CXXOperatorCallExpr>(Call) ? Call->getArg(0)->getBeginLoc() : Call->getBeginLoc(),
+                    std::move(Record));
 }
 
 TORCH_SYNC_CHECK_FACTORY(CallInLoopCheck)

@@ -203,6 +203,17 @@ public:
 private:
   /// What the batch needs of a function defined in the main file.
   void summariseDefinition(const clang::FunctionDecl *Definition, clang::ASTContext &Ctx);
+  /// The wait a function makes the host do (its body, callees of this unit),
+  /// as a summary's `wait`; nullopt when it makes none.
+  std::optional<llvm::json::Object> waitRecord(const clang::FunctionDecl *Definition, clang::ASTContext &Ctx);
+  /// The project operators a function calls through the dispatcher.
+  static llvm::json::Array dispatchedOperators(const clang::FunctionDecl *Definition);
+  /// The kernels the unit's TORCH_LIBRARY blocks register, with their waits.
+  llvm::json::Array registeredOperators(clang::ASTContext &Ctx);
+  /// Says for the batch that a loop calls \p Callee (a linkage name, or
+  /// "operator:ns::name"), which the call's unit cannot see wait.
+  void emitLoopCallRecord(const clang::CallExpr *Call, const std::string &Callee, const std::string &Name,
+                          clang::ASTContext &Ctx);
   /// A call of, or a reference to, a function of the project.
   void recordUse(const clang::Expr *Use, const clang::FunctionDecl *Target, bool IsCall,
                  clang::ASTContext &Ctx);

@@ -73,8 +73,10 @@ static std::optional<FindingRecord> joinedFinding(const CallRecord &Call, const 
   if (!What || !File || !Offset || !Kind || !Reason || !Name || !Remedies)
     return std::nullopt;
   Finding F;
+  // A kernel of an operator this unit registers waits in this very file.
+  bool Here = Call.Remark.Message.FilePath == *File;
   F.What = "the call to `" + Name->str() + "` makes the host wait for the GPU (" + What->str() +
-           ", in another translation unit)";
+           (Here ? ")" : ", in another translation unit)");
   F.Use.Kind = *Kind;
   F.Use.Reason = Reason->str();
   // The caller decides what the callee returns (the check's own rule when both
@@ -178,6 +180,40 @@ static void joinLoopCalls(Batch &B, const ProjectRecords &R, ChangedLines &Shown
         if (Name && Wait && !Define->getBoolean("internal").value_or(true))
           Waits.try_emplace(Name->str(), *Wait);
       }
+  // Project operators (issue 42): a dispatcher call waits where a kernel
+  // registered for it does (the first in unit order that may run on the GPU
+  // and waits), and so does a function that waits only through such a call.
+  std::map<std::string, json::Object> OperatorWaits;
+  for (const std::optional<json::Object> &Unit : R.Units)
+    if (const json::Array *Operators = Unit ? Unit->getArray("operators") : nullptr)
+      for (const json::Value &V : *Operators) {
+        const json::Object *Kernel = V.getAsObject();
+        auto Operator = Kernel ? Kernel->getString("operator") : std::nullopt;
+        const json::Object *Wait = Kernel ? Kernel->getObject("wait") : nullptr;
+        if (Operator && Wait) {
+          json::Object Through = *Wait;
+          Through["what"] = Wait->getString("what").value_or("").str() + ", in a kernel of the operator `" +
+                            Operator->str() + "`";
+          OperatorWaits.try_emplace("operator:" + Operator->str(), std::move(Through));
+        }
+      }
+  for (const std::optional<json::Object> &Unit : R.Units)
+    if (const json::Array *Defines = Unit ? Unit->getArray("defines") : nullptr)
+      for (const json::Value &V : *Defines) {
+        const json::Object *Define = V.getAsObject();
+        auto Name = Define ? Define->getString("define") : std::nullopt;
+        const json::Array *Operators = Define ? Define->getArray("operators") : nullptr;
+        if (!Name || !Operators || Define->getBoolean("internal").value_or(true))
+          continue;
+        for (const json::Value &Operator : *Operators)
+          if (auto Found = OperatorWaits.find("operator:" + Operator.getAsString().value_or("").str());
+              Found != OperatorWaits.end()) {
+            Waits.try_emplace(Name->str(), Found->second);
+            break;
+          }
+      }
+  for (auto &[Operator, Wait] : OperatorWaits)
+    Waits.try_emplace(Operator, std::move(Wait));
   for (const CallRecord &Call : R.LoopCalls) {
     std::optional<StringRef> Callee = Call.Record.getString("call");
     auto Found = Callee ? Waits.find(Callee->str()) : Waits.end();
