@@ -626,7 +626,8 @@ void CallInLoopCheck::check(const MatchFinder::MatchResult &Result) {
     // (`return op.call(x);`): the batch joins the call with its kernel.
     if (!Wrapper && projectSummaries())
       for (const llvm::json::Value &Operator : dispatchedOperators(Callee))
-        emitLoopCallRecord(Call, "operator:" + Operator.getAsString()->str(), Callee->getNameAsString(), Ctx);
+        emitLoopCallRecord(Call, "operator:" + Operator.getAsString().value_or("").str(),
+                           Callee->getNameAsString(), Ctx);
     return;
   }
   const CalleeSync *Found = &Chosen->Sync;
