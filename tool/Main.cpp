@@ -10,6 +10,7 @@
 #include "CompileCommandSanitizer.h"
 #include "UnitWorker.h"
 #include "batch/Batch.h"
+#include "batch/ProjectSummaries.h"
 #include "batch/RunOptions.h"
 #include "lsp/LspServer.h"
 
@@ -117,7 +118,8 @@ cl::opt<std::string>
     Summaries("summaries",
               cl::desc("Project summaries (what each unit defines and calls): a run over the whole "
                        "database writes them to this file; a run over part of it (--shard, --diff, "
-                       "listed files) reads them, so its findings see the other units"),
+                       "listed files) or the language server (--lsp) reads them, so its findings see "
+                       "the other units"),
               cl::value_desc("file"), cl::cat(Category));
 // NOLINTEND(bugprone-throwing-static-initialization)
 cl::opt<std::string> SarifRootOption("sarif-root",
@@ -343,6 +345,11 @@ int main(int argc, const char **argv) {
   if (Options.Lsp) {
     LspOptions Server;
     Server.CompileCommandsDir = Options.CompileCommandsDir;
+    if (!Options.Summaries.empty())
+      Server.JoinSummaries = [Path = Options.Summaries](StringRef File,
+                                                        std::vector<FindingRecord> &Findings) {
+        return joinWithSummaries(Path, File, Findings);
+      };
     // Shared PCHs are compiled in worker processes: a header that crashes
     // clang fails that PCH, never the server (issue 38).
     std::string Self = sys::fs::getMainExecutable(nullptr, (void *)&makeUnitFileSystem);

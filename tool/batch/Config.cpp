@@ -30,7 +30,9 @@ std::unique_ptr<ClangTidyOptionsProvider> makeOptionsProvider(const RunOptions &
   Defaults.FormatStyle = Options.IgnoreRepoConfig ? "none" : "file";
   // Facts across units, joined after the run (batch/ProjectSummaries.cpp); a
   // default, so `ProjectSummaries: false` in a configuration turns them off.
-  if (!LanguageServer)
+  // The editor says them only when it has a batch run's summaries to join
+  // them with (`--lsp --summaries=<file>`).
+  if (!LanguageServer || !Options.Summaries.empty())
     Defaults.CheckOptions["ProjectSummaries"] = ClangTidyOptions::ClangTidyValue("true");
   ClangTidyOptions Overrides;
   if (!Options.ChecksGlobs.empty())

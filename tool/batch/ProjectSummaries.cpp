@@ -18,6 +18,7 @@
 // then the remarks are removed. A NOLINT at a call suppresses its loop remark,
 // so the finding too. Deterministic: units are read in file order, the first
 // definition of a name wins.
+#include "batch/ProjectSummaries.h"
 #include "FixApplier.h"
 #include "InputFiles.h"
 #include "JsonLimits.h"
@@ -661,7 +662,9 @@ static std::optional<bool> readSummaries(StringRef Path, const Batch &B, Project
          llvm::all_of(Here, [&](const auto &F) { return Seen.count(F.first) != 0; });
 }
 
-std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
+/// joinProjectSummaries, with a summaries file that cannot be read or
+/// written as an error message (the units' records are taken out first).
+static std::string joinRecords(const RunOptions &Options, Batch &B) {
   ProjectRecords R = takeRecords(B);
   // The findings the line filter shows, then the joins: a finding it drops is
   // neither reclassified nor marked, and a joined one is shown on its own line.
@@ -676,12 +679,12 @@ std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
                       return !U.CompileError.empty() || U.CannotAnalyse;
                     });
     if (std::string Failure = writeSummaries(Options.Summaries, B, R, Complete); !Failure.empty())
-      return usageError("cannot write the summaries file '" + Options.Summaries + "': " + Failure);
+      return "cannot write the summaries file '" + Options.Summaries + "': " + Failure;
   } else if (!Options.Summaries.empty()) {
     std::string Error;
     std::optional<bool> Covers = readSummaries(Options.Summaries, B, R, Error);
     if (!Covers)
-      return usageError("cannot read the summaries file '" + Options.Summaries + "': " + Error);
+      return "cannot read the summaries file '" + Options.Summaries + "': " + Error;
     Covered = *Covers;
   }
   // What no unit shows cannot be judged: a run over part of the database
@@ -692,12 +695,34 @@ std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
       llvm::none_of(B.Units, [](const UnitResult &U) { return !U.CompileError.empty() || U.CannotAnalyse; });
   joinLoopCalls(B, R, Shown);
   if (!WholeProject)
-    return std::nullopt;
+    return "";
   CallGraph Graph(R);
   dropFindingsOnCpu(B, R, Graph);
   markUncalled(B, Graph);
   classifyReturnedValues(B, R, Graph);
+  return "";
+}
+
+std::optional<int> joinProjectSummaries(const RunOptions &Options, Batch &B) {
+  if (std::string Error = joinRecords(Options, B); !Error.empty())
+    return usageError(Error);
   return std::nullopt;
+}
+
+std::string joinWithSummaries(StringRef SummariesPath, StringRef File, std::vector<FindingRecord> &Findings) {
+  // The editor's unit is one unit of a run over part of the database (as a
+  // `--diff` run's): the file's other units come from the summaries file.
+  RunOptions Options;
+  Options.Summaries = SummariesPath.str();
+  Options.Sources = {File.str()};
+  Batch B;
+  B.Files = {File.str()};
+  B.ParseFiles = {File.str()};
+  B.Units.resize(1);
+  B.Units[0].Findings = std::move(Findings);
+  std::string Error = joinRecords(Options, B);
+  Findings = std::move(B.Units[0].Findings);
+  return Error;
 }
 
 } // namespace torch_syncfree

@@ -443,9 +443,15 @@ AnalysisResult analyseDocument(const AnalysisInputs &In, const std::shared_ptr<D
         {0, 1, "torch-syncfree-cannot-analyse", "torch-syncfree cannot analyse this file: " + Crash});
     return Result;
   }
-  bool ReportedCompileError = false;
   SmallString<256> Self(In.Path);
   path::remove_dots(Self, true);
+  if (In.JoinSummaries) {
+    for (FindingRecord &E : *Errors)
+      makePathsAbsolute(E);
+    if (std::string Error = In.JoinSummaries(Self, *Errors); !Error.empty())
+      Result.Problems.push_back({0, 2, "torch-syncfree-summaries", Error + "; files are analysed alone"});
+  }
+  bool ReportedCompileError = false;
   for (FindingRecord &E : *Errors) {
     makePathsAbsolute(E);
     bool InThisFile = E.Message.FilePath == Self;

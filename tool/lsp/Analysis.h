@@ -164,6 +164,10 @@ struct AnalysisInputs {
   const std::atomic<bool> *Cancelled = nullptr;
   /// Called on the builder thread when a preamble this result waits for is ready.
   std::function<void()> Reanalyse;
+  /// --summaries: joins the unit's findings with a batch run's records of
+  /// the other units (calls into other files, devices across files,
+  /// `uncalled`); an error message when it cannot. Unset: none.
+  std::function<std::string(llvm::StringRef File, std::vector<FindingRecord> &Findings)> JoinSummaries;
 };
 
 /// State outlives the call: a background build holds it until it is done.

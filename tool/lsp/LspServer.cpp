@@ -52,11 +52,13 @@ struct Document {
 class Server {
 public:
   explicit Server(LspOptions Options)
-      : Opts(std::move(Options)), Databases(Opts.CompileCommandsDir), Preambles(preambleDirectory(), Opts.PchBuilder),
+      : Opts(std::move(Options)), Databases(Opts.CompileCommandsDir),
+        Preambles(preambleDirectory(), Opts.PchBuilder),
         Work(
             [this](const DocumentVersion &V, const std::shared_ptr<DocumentState> &State,
                    const std::atomic<bool> &Cancelled, std::function<void()> Reanalyse) {
-              AnalysisInputs In{V.Path, V.Text, Opts.Options, &Cancelled, std::move(Reanalyse)};
+              AnalysisInputs In{
+                  V.Path, V.Text, Opts.Options, &Cancelled, std::move(Reanalyse), Opts.JoinSummaries};
               return analyseDocument(In, State, Databases, Preambles);
             },
             Scheduler::Callbacks{[this](const DocumentVersion &V) { started(V); },

@@ -23,6 +23,10 @@ struct LspOptions {
   /// Where shared PCHs are compiled (a worker process under --tu-timeout);
   /// unset: in the server (SharedPch.h).
   std::optional<PchBuilderProcess> PchBuilder;
+  /// --summaries: joins each analysis's unit with the other units' records of
+  /// the summaries file a batch run over the database wrote (the batch's
+  /// joinWithSummaries; the server does not depend on the batch).
+  std::function<std::string(llvm::StringRef File, std::vector<FindingRecord> &Findings)> JoinSummaries;
   /// Delay between the last didChange and its analysis.
   unsigned DebounceMs = 400;
 };

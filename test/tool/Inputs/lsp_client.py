@@ -449,3 +449,37 @@ elif scenario == "tempdirs":
     print("after:", sorted(os.listdir(base)))
     print("victim:", sorted(os.listdir(victim)), "tmp:", sorted(os.listdir(tmp)))
     print("base mode:", oct(os.stat(base).st_mode & 0o777))
+
+elif scenario == "summaries":
+    # Issue 42: the editor joins the open file with the records of the other
+    # units that a batch run wrote (`--summaries=<file>`): a call in a loop to
+    # a function of another file that waits; without the file, or with one
+    # that cannot be read (said as a diagnostic), the file is analysed alone.
+    train, metrics = os.path.join(work, "train.cpp"), os.path.join(work, "metrics.cpp")
+    TRAIN = ('#include <torch/torch.h>\n'
+             'double batch_error(const torch::Tensor &pred, const torch::Tensor &target);\n'
+             'void train(torch::Tensor w, const torch::Tensor &x, const torch::Tensor &y, int steps) {\n'
+             '  double err = 0;\n'
+             '  for (int i = 0; i < steps; ++i)\n'
+             '    err += batch_error(x * w, y);\n'
+             '  std::printf("%f\\n", err);\n'
+             '}\n'
+             'int main() { train(torch::ones({2}), torch::ones({2}), torch::ones({2}), 2); }\n')
+    open(train, "w").write(TRAIN)
+    open(metrics, "w").write('#include <torch/torch.h>\n'
+                             'double batch_error(const torch::Tensor &pred, const torch::Tensor &target) {\n'
+                             '  return (pred - target).abs().mean().item<double>();\n'
+                             '}\n')
+    write_db(work, [{"directory": work, "file": f, "command": "clang++ -std=c++17 -isystem %s -c %s" % (mock, f)}
+                    for f in (train, metrics)])
+    summaries = os.path.join(work, "summaries.json")
+    batch = subprocess.run([tool, "-p", work, "--quiet", "--summaries=" + summaries], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    print("batch exit:", batch.returncode, "summaries written:", os.path.exists(summaries))
+    for label, extra in (("with", ["--summaries=" + summaries]), ("without", []),
+                         ("unreadable", ["--summaries=" + os.path.join(work, "missing.json")])):
+        c = Client(*extra)
+        c.open(train, TRAIN)
+        print(label + ":")
+        show(c.diagnostics(uri_of(train)))
+        c.close()
