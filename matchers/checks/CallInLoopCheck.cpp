@@ -72,14 +72,15 @@ static bool isJudgedConstructor(const FunctionDecl *FD) {
 }
 
 /// Whether the batch may say that nothing calls \p FD (issue 43, item 13): a
-/// function of the main file every use of which is a call or a reference the
-/// project's units show, or a constructor (reached when its class is named
-/// anywhere outside its own members). Not `main`, templates (their instances
-/// are named apart), virtual functions (called through a base), other special
-/// members and operators (called implicitly), `extern "C"` or `used`
-/// functions (called from outside the program), nor a function a macro defines.
+/// function of the main file or of a project header (every unit that
+/// includes it says so; a header's function is judged by its key) every use
+/// of which is a call or a reference the project's units show, or a constructor (reached when its class is
+/// named anywhere outside its own members). Not `main`, templates (their instances are named apart), virtual
+/// functions (called through a base), other special members and operators (called implicitly), `extern "C"`
+/// or `used` functions (called from outside the program), nor a function a macro defines.
 static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) {
-  if (!SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())) || FD->getLocation().isMacroID() ||
+  SourceLocation At = SM.getExpansionLoc(FD->getLocation());
+  if ((!SM.isInMainFile(At) && SM.isInSystemHeader(At)) || At.isInvalid() || FD->getLocation().isMacroID() ||
       FD->isMain() || FD->isTemplated() || FD->isTemplateInstantiation() || FD->isExternC() ||
       FD->isDeleted() || FD->isDefaulted() || FD->hasAttr<UsedAttr>() || FD->hasAttr<ConstructorAttr>() ||
       (!FD->getDeclName().isIdentifier() && !isJudgedConstructor(FD)) ||
@@ -108,7 +109,7 @@ void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, boo
   if (llvm::json::Array Arguments = argumentConditions(cast<CallExpr>(Use), Target, Ctx); !Arguments.empty())
     Record["args"] = std::move(Arguments);
   SourceLocation At = SM.getExpansionLoc(Use->getBeginLoc());
-  Record["file"] = SM.getFilename(At).str();
+  Record["file"] = absoluteFileName(SM, At);
   Record["offset"] = SM.getFileOffset(At);
   Record["line"] = SM.getExpansionLineNumber(At);
   // How this caller uses a result that may be a value the callee read.
@@ -447,7 +448,7 @@ std::optional<llvm::json::Object> CallInLoopCheck::waitRecord(const FunctionDecl
   return llvm::json::Object{
       {"what", waitPhrase(Chosen->Sync, llvm::sys::path::filename(SM.getFilename(Site)).str() + ":" +
                                             std::to_string(SM.getExpansionLineNumber(Site)))},
-      {"file", SM.getFilename(Site).str()},
+      {"file", absoluteFileName(SM, Site)},
       {"offset", SM.getFileOffset(Site)},
       {"class", dependencyName(Use.Kind)},
       {"reason", Use.Reason},
@@ -495,12 +496,14 @@ llvm::json::Array CallInLoopCheck::registeredOperators(ASTContext &Ctx) {
 
 void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
-  if (!SM.isInMainFile(SM.getExpansionLoc(Definition->getLocation())) || !Definition->getBody())
+  SourceLocation At = SM.getExpansionLoc(Definition->getLocation());
+  if (SM.isInSystemHeader(At) || !Definition->getBody())
     return;
   bool Judged = callersCanBeJudged(Definition, SM);
   // Functions other units can call, summarised for their calls in loops: not
-  // templates (their instances are in the callers' units), inline or methods.
-  bool Summarised = Definition->isExternallyVisible() && !Definition->isInlined() &&
+  // templates (their instances are in the callers' units), inline or methods,
+  // nor a header's (each unit that calls it has its body).
+  bool Summarised = SM.isInMainFile(At) && Definition->isExternallyVisible() && !Definition->isInlined() &&
                     !Definition->isTemplated() && !Definition->isMain() && !isa<CXXMethodDecl>(Definition) &&
                     !Definition->getLocation().isMacroID();
   if (!Judged && !Summarised)
@@ -513,7 +516,7 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
                             {"internal", !Definition->isExternallyVisible()},
                             {"name", Definition->getQualifiedNameAsString()},
                             {"judged", Judged},
-                            {"file", SM.getFilename(Range.getBegin()).str()},
+                            {"file", absoluteFileName(SM, Range.getBegin())},
                             {"offset", SM.getFileOffset(SM.getExpansionLoc(Definition->getLocation()))},
                             {"begin", SM.getFileOffset(Range.getBegin())},
                             {"end", SM.getFileOffset(Range.getEnd())}};

@@ -1,6 +1,7 @@
 //===- utils/SourceText.cpp - Source text, macros and markers --------------===//
 #include "utils/SourceText.h"
 #include "ApiFacts.h"
+#include "llvm/Support/Path.h"
 
 #include "clang/Lex/Lexer.h"
 
@@ -115,6 +116,15 @@ bool isOnInsertedSyncLine(SourceLocation Loc, const SourceManager &SM) {
   Begin = Begin == llvm::StringRef::npos ? 0 : Begin + 1;
   llvm::StringRef Line = Buffer.substr(Begin).split('\n').first;
   return Line.contains(InsertedSyncTag);
+}
+
+std::string absoluteFileName(const clang::SourceManager &SM, clang::SourceLocation Loc) {
+  llvm::SmallString<256> Path(SM.getFilename(Loc));
+  if (Path.empty())
+    return "";
+  SM.getFileManager().makeAbsolutePath(Path);
+  llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+  return std::string(Path);
 }
 
 } // namespace torch_syncfree

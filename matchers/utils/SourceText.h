@@ -29,6 +29,11 @@ llvm::StringRef validationMacro(clang::ASTContext &Ctx, clang::SourceLocation Lo
 /// hot path (`TORCH_CHECK(ok, "loss ", loss.item<float>())`).
 bool isInValidationMessage(clang::ASTContext &Ctx, clang::SourceLocation Loc);
 
+/// The absolute, dot-free path of the file Loc is in: what the front ends
+/// name findings by (a compile command may name its file relative to its
+/// directory), so records that name files compare with findings.
+std::string absoluteFileName(const clang::SourceManager &SM, clang::SourceLocation Loc);
+
 /// The comment a fix appends to a sync it inserts on purpose (the one read
 /// after a loop, the one coalesced copy): clang-tidy's NOLINT keeps every check
 /// off that line, in the plugin and the tool alike, and a reader sees why the

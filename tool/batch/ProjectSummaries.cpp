@@ -269,7 +269,9 @@ struct CallGraph {
                 From ? functionKey(U, *From, Use->getBoolean("fromInternal").value_or(true)) : std::string();
             if (!Calls)
               AddressTaken.insert(Target);
-            if (!Calls || !From || !Judged.count(FromKey))
+            // An address taken in a function that never runs is never taken
+            // (a thread a never-constructed class would start).
+            if (!From || !Judged.count(FromKey))
               Work.push_back(Target);
             else
               Edges[FromKey].push_back(Target);
