@@ -78,6 +78,7 @@ static bool isJudgedConstructor(const FunctionDecl *FD) {
 /// named anywhere outside its own members). Not `main`, templates (their instances are named apart), virtual
 /// functions (called through a base), other special members and operators (called implicitly), `extern "C"`
 /// or `used` functions (called from outside the program), nor a function a macro defines.
+static bool extendsLibTorch(const CXXRecordDecl *Class);
 static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) {
   SourceLocation At = SM.getExpansionLoc(FD->getLocation());
   if ((!SM.isInMainFile(At) && SM.isInSystemHeader(At)) || At.isInvalid() || FD->getLocation().isMacroID() ||
@@ -87,8 +88,20 @@ static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) 
       FD->getLexicalDeclContext()->isFunctionOrMethod())
     return false;
   if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
-    return !Method->isVirtual() && !Method->getParent()->isLambda();
+    return !Method->isVirtual() && !Method->getParent()->isLambda() &&
+           (isa<CXXConstructorDecl>(Method) || !extendsLibTorch(Method->getParent()));
   return true;
+}
+
+/// A class that derives from one of LibTorch's (a module, an autograd
+/// Function, a dataset): LibTorch's templates call its methods (`apply` calls
+/// `forward`, `Sequential` calls a module's `forward`), and no unit shows
+/// those calls.
+static bool extendsLibTorch(const CXXRecordDecl *Class) {
+  const CXXRecordDecl *Definition = Class ? Class->getDefinition() : nullptr;
+  if (!Definition)
+    return false;
+  return !Definition->forallBases([](const CXXRecordDecl *Base) { return !isInTorchNamespace(Base); });
 }
 
 void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, bool IsCall, ASTContext &Ctx) {
@@ -484,8 +497,10 @@ llvm::json::Array CallInLoopCheck::dispatchedOperators(const FunctionDecl *Defin
 llvm::json::Array CallInLoopCheck::registeredOperators(ASTContext &Ctx) {
   llvm::json::Array Out;
   for (const OperatorRegistration &R : operatorRegistrations(Ctx)) {
-    llvm::json::Object Record{
-        {"operator", R.Operator}, {"key", R.Key}, {"kernel", linkageName(R.Implementation)}};
+    llvm::json::Object Record{{"operator", R.Operator},
+                              {"key", R.Key},
+                              {"kernel", linkageName(R.Implementation)},
+                              {"internal", !R.Implementation->isExternallyVisible()}};
     if (R.Implementation->getBody() && mayRunOnGpu(R.Key))
       if (std::optional<llvm::json::Object> Wait = waitRecord(R.Implementation, Ctx))
         Record["wait"] = std::move(*Wait);

@@ -280,6 +280,14 @@ struct CallGraph {
       Uses("calls", true);
       Uses("addresses", false);
     }
+    // A kernel of a project operator runs when the dispatcher calls it (its
+    // registration may name it by a template argument: TORCH_FN(f)).
+    for (size_t U = 0; U < R.Units.size(); ++U)
+      if (const json::Array *Operators = unitList(R.Units[U], "operators"))
+        for (const json::Value &V : *Operators)
+          if (const json::Object *Kernel = V.getAsObject())
+            Work.push_back(functionKey(U, Kernel->getString("kernel").value_or(""),
+                                       Kernel->getBoolean("internal").value_or(true)));
     // A constructor runs when its class is constructed: wherever a unit names
     // the class outside its own members (issue 43).
     std::set<std::string> Named;
