@@ -78,7 +78,7 @@ static bool isJudgedConstructor(const FunctionDecl *FD) {
 /// named anywhere outside its own members). Not `main`, templates (their instances are named apart), virtual
 /// functions (called through a base), other special members and operators (called implicitly), `extern "C"`
 /// or `used` functions (called from outside the program), nor a function a macro defines.
-static bool extendsLibTorch(const CXXRecordDecl *Class);
+static bool calledByLibTorchTemplates(const CXXMethodDecl *Method);
 static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) {
   SourceLocation At = SM.getExpansionLoc(FD->getLocation());
   if ((!SM.isInMainFile(At) && SM.isInSystemHeader(At)) || At.isInvalid() || FD->getLocation().isMacroID() ||
@@ -89,19 +89,23 @@ static bool callersCanBeJudged(const FunctionDecl *FD, const SourceManager &SM) 
     return false;
   if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
     return !Method->isVirtual() && !Method->getParent()->isLambda() &&
-           (isa<CXXConstructorDecl>(Method) || !extendsLibTorch(Method->getParent()));
+           (!calledByLibTorchTemplates(Method) || constructedClassKey(Method->getParent()).has_value());
   return true;
 }
 
-/// A class that derives from one of LibTorch's (a module, an autograd
-/// Function, a dataset): LibTorch's templates call its methods (`apply` calls
-/// `forward`, `Sequential` calls a module's `forward`), and no unit shows
-/// those calls.
-static bool extendsLibTorch(const CXXRecordDecl *Class) {
-  const CXXRecordDecl *Definition = Class ? Class->getDefinition() : nullptr;
-  if (!Definition)
+/// A method LibTorch's templates call by name on a class that derives from
+/// one of LibTorch's: a module's `forward` (`Sequential`, `AnyModule`, the
+/// holder's call operator) and `reset` (`Cloneable`), an autograd Function's
+/// static `forward` and `backward` (`apply`). No unit shows those calls: such
+/// a method is reached when its class is named (constructed, or handed to
+/// `apply` as a template argument), as a constructor is.
+static bool calledByLibTorchTemplates(const CXXMethodDecl *Method) {
+  if (!Method->getDeclName().isIdentifier() ||
+      !llvm::is_contained({"forward", "backward", "reset"}, Method->getName()))
     return false;
-  return !Definition->forallBases([](const CXXRecordDecl *Base) { return !isInTorchNamespace(Base); });
+  const CXXRecordDecl *Definition = Method->getParent()->getDefinition();
+  return Definition &&
+         !Definition->forallBases([](const CXXRecordDecl *Base) { return !isInTorchNamespace(Base); });
 }
 
 void CallInLoopCheck::recordUse(const Expr *Use, const FunctionDecl *Target, bool IsCall, ASTContext &Ctx) {
@@ -524,9 +528,13 @@ void CallInLoopCheck::summariseDefinition(const FunctionDecl *Definition, ASTCon
   if (!Judged && !Summarised)
     return;
   CharSourceRange Range = SM.getExpansionRange(Definition->getSourceRange());
+  // A constructor, or a method LibTorch's templates call on the object
+  // (`forward`), runs when the class is constructed.
+  const auto *Method = dyn_cast<CXXMethodDecl>(Definition);
   std::optional<std::string> Constructs =
-      isa<CXXConstructorDecl>(Definition) ? constructedClassKey(cast<CXXMethodDecl>(Definition)->getParent())
-                                          : std::nullopt;
+      Method && (isa<CXXConstructorDecl>(Method) || calledByLibTorchTemplates(Method))
+          ? constructedClassKey(Method->getParent())
+          : std::nullopt;
   llvm::json::Object Define{{"define", linkageName(Definition)},
                             {"internal", !Definition->isExternallyVisible()},
                             {"name", Definition->getQualifiedNameAsString()},
