@@ -141,6 +141,17 @@ static const json::Array *unitList(const std::optional<json::Object> &Unit, Stri
   return Unit ? Unit->getArray(Field) : nullptr;
 }
 
+/// Each object of the list \p Field of every unit's record, in unit order,
+/// with its unit.
+static void forEachListed(const ProjectRecords &R, StringRef Field,
+                          function_ref<void(size_t Unit, const json::Object &Entry)> Each) {
+  for (size_t U = 0; U < R.Units.size(); ++U)
+    if (const json::Array *List = unitList(R.Units[U], Field))
+      for (const json::Value &V : *List)
+        if (const json::Object *Entry = V.getAsObject())
+          Each(U, *Entry);
+}
+
 /// The remarks of every unit, taken out of their findings.
 static ProjectRecords takeRecords(Batch &B) {
   ProjectRecords R;
@@ -172,47 +183,38 @@ static ProjectRecords takeRecords(Batch &B) {
 /// for; those on lines the run's line filter names.
 static void joinLoopCalls(Batch &B, const ProjectRecords &R, ChangedLines &Shown) {
   std::map<std::string, json::Object> Waits; // by linkage name; the first definition wins
-  for (const std::optional<json::Object> &Unit : R.Units)
-    if (const json::Array *Defines = Unit ? Unit->getArray("defines") : nullptr)
-      for (const json::Value &V : *Defines) {
-        const json::Object *Define = V.getAsObject();
-        auto Name = Define ? Define->getString("define") : std::nullopt;
-        const json::Object *Wait = Define ? Define->getObject("wait") : nullptr;
-        if (Name && Wait && !Define->getBoolean("internal").value_or(true))
-          Waits.try_emplace(Name->str(), *Wait);
-      }
+  forEachListed(R, "defines", [&](size_t, const json::Object &Define) {
+    auto Name = Define.getString("define");
+    const json::Object *Wait = Define.getObject("wait");
+    if (Name && Wait && !Define.getBoolean("internal").value_or(true))
+      Waits.try_emplace(Name->str(), *Wait);
+  });
   // Project operators (issue 42): a dispatcher call waits where a kernel
   // registered for it does (the first in unit order that may run on the GPU
   // and waits), and so does a function that waits only through such a call.
   std::map<std::string, json::Object> OperatorWaits;
-  for (const std::optional<json::Object> &Unit : R.Units)
-    if (const json::Array *Operators = Unit ? Unit->getArray("operators") : nullptr)
-      for (const json::Value &V : *Operators) {
-        const json::Object *Kernel = V.getAsObject();
-        auto Operator = Kernel ? Kernel->getString("operator") : std::nullopt;
-        const json::Object *Wait = Kernel ? Kernel->getObject("wait") : nullptr;
-        if (Operator && Wait) {
-          json::Object Through = *Wait;
-          Through["what"] = Wait->getString("what").value_or("").str() + ", in a kernel of the operator `" +
-                            Operator->str() + "`";
-          OperatorWaits.try_emplace("operator:" + Operator->str(), std::move(Through));
-        }
+  forEachListed(R, "operators", [&](size_t, const json::Object &Kernel) {
+    auto Operator = Kernel.getString("operator");
+    const json::Object *Wait = Kernel.getObject("wait");
+    if (!Operator || !Wait)
+      return;
+    json::Object Through = *Wait;
+    Through["what"] = Wait->getString("what").value_or("").str() + ", in a kernel of the operator `" +
+                      Operator->str() + "`";
+    OperatorWaits.try_emplace("operator:" + Operator->str(), std::move(Through));
+  });
+  forEachListed(R, "defines", [&](size_t, const json::Object &Define) {
+    auto Name = Define.getString("define");
+    const json::Array *Operators = Define.getArray("operators");
+    if (!Name || !Operators || Define.getBoolean("internal").value_or(true))
+      return;
+    for (const json::Value &Operator : *Operators)
+      if (auto Found = OperatorWaits.find("operator:" + Operator.getAsString().value_or("").str());
+          Found != OperatorWaits.end()) {
+        Waits.try_emplace(Name->str(), Found->second);
+        break;
       }
-  for (const std::optional<json::Object> &Unit : R.Units)
-    if (const json::Array *Defines = Unit ? Unit->getArray("defines") : nullptr)
-      for (const json::Value &V : *Defines) {
-        const json::Object *Define = V.getAsObject();
-        auto Name = Define ? Define->getString("define") : std::nullopt;
-        const json::Array *Operators = Define ? Define->getArray("operators") : nullptr;
-        if (!Name || !Operators || Define->getBoolean("internal").value_or(true))
-          continue;
-        for (const json::Value &Operator : *Operators)
-          if (auto Found = OperatorWaits.find("operator:" + Operator.getAsString().value_or("").str());
-              Found != OperatorWaits.end()) {
-            Waits.try_emplace(Name->str(), Found->second);
-            break;
-          }
-      }
+  });
   for (auto &[Operator, Wait] : OperatorWaits)
     Waits.try_emplace(Operator, std::move(Wait));
   for (const CallRecord &Call : R.LoopCalls) {
@@ -282,12 +284,10 @@ struct CallGraph {
     }
     // A kernel of a project operator runs when the dispatcher calls it (its
     // registration may name it by a template argument: TORCH_FN(f)).
-    for (size_t U = 0; U < R.Units.size(); ++U)
-      if (const json::Array *Operators = unitList(R.Units[U], "operators"))
-        for (const json::Value &V : *Operators)
-          if (const json::Object *Kernel = V.getAsObject())
-            Work.push_back(functionKey(U, Kernel->getString("kernel").value_or(""),
-                                       Kernel->getBoolean("internal").value_or(true)));
+    forEachListed(R, "operators", [&](size_t U, const json::Object &Kernel) {
+      Work.push_back(functionKey(U, Kernel.getString("kernel").value_or(""),
+                                 Kernel.getBoolean("internal").value_or(true)));
+    });
     // A constructor runs when its class is constructed: wherever a unit names
     // the class outside its own members (issue 43).
     std::set<std::string> Named;
