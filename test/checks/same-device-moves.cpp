@@ -116,6 +116,11 @@ public:
     // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: `to(<GPU>)` copies a host tensor to the GPU
     // CHECK-FIXES: second_ = b.to(*device_, /*non_blocking=*/true);
     third_ = one().to(*device_); // no finding
+#define TO_DEVICE(t) (t).to(*device_)
+    first_ = TO_DEVICE(obs); // no finding: in a macro too
+    second_ = TO_DEVICE(torch::ones({2}));
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: `ones(...).to(...)` fills the tensor on the host
+#undef TO_DEVICE
   }
   // Another object's method reads another object's device.
   void from(Envs &other) {
