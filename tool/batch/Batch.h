@@ -88,6 +88,9 @@ struct Batch {
   /// syncs (never reported).
   std::vector<FindingRecord> ProfileOnly;
   std::vector<ReportedFinding> Reported;
+  /// Why the project-wide judgements (uncalled, a returned value's class from
+  /// its callers) were not made; empty when made or when no unit said a record.
+  std::string ProjectJudgementsSkipped;
   unsigned Baselined = 0;
   bool CompileFailed = false;
   FixSummary Fixes;

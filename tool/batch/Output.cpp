@@ -173,6 +173,9 @@ void printSummary(const RunOptions &Options, const Batch &B) {
     if (Selection)
       errs() << "  not analysed: " << counted(NotSelected, "translation unit")
              << " reading no file the line filter names\n";
+    if (!B.ProjectJudgementsSkipped.empty())
+      errs() << "  project-wide judgements not made (uncalled code, classes from callers): "
+             << B.ProjectJudgementsSkipped << "\n";
     if (Results)
       errs() << "  results cache: " << Results->hits() << " reused, " << Results->misses() << " analysed ("
              << Options.CacheDir << "/results)"

@@ -700,11 +700,25 @@ static std::string joinRecords(const RunOptions &Options, Batch &B) {
   // What no unit shows cannot be judged: a run over part of the database
   // without the whole run's summaries, a unit that did not compile or said
   // nothing (a NOLINT on its first line).
-  bool WholeProject =
-      Covered && llvm::all_of(R.Units, [](const auto &U) { return U.has_value(); }) &&
-      llvm::none_of(B.Units, [](const UnitResult &U) { return !U.CompileError.empty() || U.CannotAnalyse; });
+  // The run's summary says why, when some unit said a record (the check that
+  // makes them is on), so that a partial run is not read as a judgement.
+  size_t Said = llvm::count_if(R.Units, [](const auto &U) { return U.has_value(); });
+  size_t NotCompiled =
+      llvm::count_if(B.Units, [](const UnitResult &U) { return !U.CompileError.empty() || U.CannotAnalyse; });
+  if (Said == 0)
+    B.ProjectJudgementsSkipped = "";
+  else if (!Covered)
+    B.ProjectJudgementsSkipped = Options.Summaries.empty()
+                                     ? "a run over part of the compile database (give it the whole run's "
+                                       "--summaries=<file>)"
+                                     : "the summaries file is not a whole run's over these units";
+  else if (NotCompiled)
+    B.ProjectJudgementsSkipped = counted(NotCompiled, "translation unit") + " did not compile";
+  else if (Said != R.Units.size())
+    B.ProjectJudgementsSkipped = counted(R.Units.size() - Said, "translation unit") +
+                                 " said no record (a NOLINT on the first line, or no summary written)";
   joinLoopCalls(B, R, Shown);
-  if (!WholeProject)
+  if (!B.ProjectJudgementsSkipped.empty() || Said == 0)
     return "";
   CallGraph Graph(R);
   dropFindingsOnCpu(B, R, Graph);

@@ -67,7 +67,8 @@ plain_cache = "--cache-dir=" + os.path.join(work, "plain-cache")
 full = run(plain_root, "--no-pch", plain_cache)
 full = (full[0], full[1].replace(plain_root, repo), full[2])
 print("full parse: exit %d, %d findings" % (full[0], len(json.loads(full[1]))))
-for label, args in (("cold PCH", []),
+summaries = os.path.join(work, "summaries.json")
+for label, args in (("cold PCH", ["--summaries=" + summaries]),
                     ("reused PCH", []),
                     ("cold PCH + results cache", ["--cache-dir=" + cache]),
                     ("reused PCH + results cache", ["--cache-dir=" + cache])):
@@ -76,14 +77,22 @@ for label, args in (("cold PCH", []),
     for line in summary(err, "shared PCH") + summary(err, "results cache"):
         print("  " + line)
 
-# A line filter naming one unit: the others are not analysed, and the result
-# equals the full run's findings in that file.
+# A line filter naming one unit: the others are not analysed. Given the whole
+# run's summaries, the result equals the full run's findings in that file;
+# without them, the same findings with the project-wide judgements (`uncalled`)
+# not made, and the summary says why.
 target = os.path.join(repo, "mock_3.cpp")
-code, out, err = run(repo, "--no-pch", '--line-filter=[{"name":"mock_3.cpp"}]')
 expected = [f for f in json.loads(full[1]) if f["file"] == target]
-print("line filter: exit %d, identical to the full run's findings in that file: %s" % (
-    code, json.loads(out) == expected and len(expected) > 0))
+filter_arg = '--line-filter=[{"name":"mock_3.cpp"}]'
+code, out, err = run(repo, "--no-pch", filter_arg, "--summaries=" + summaries)
+print("line filter: exit %d, identical to the full run's findings in that file: %s, %d uncalled" % (
+    code, json.loads(out) == expected and len(expected) > 0, sum(1 for f in expected if f["uncalled"])))
 print("  " + summary(err, "not analysed")[0])
+code, out, err = run(repo, "--no-pch", filter_arg)
+unjudged = [dict(f, uncalled=None) for f in expected]
+print("line filter without summaries: exit %d, identical but for `uncalled`: %s" % (
+    code, json.loads(out) == unjudged))
+print("  " + summary(err, "project-wide")[0])
 
 # --fix: from a full parse, and from the caches (results reused).
 fixed = {}
