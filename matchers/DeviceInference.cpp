@@ -2,6 +2,8 @@
 #include "ApiFacts.h"
 #include "TorchApi.h"
 #include "analysis/Containers.h"
+#include "analysis/DeviceGuards.h"
+#include "analysis/HostAccess.h"
 #include "analysis/ValueFlow.h"
 #include "utils/AstWalk.h"
 #include "utils/SourceText.h"
@@ -91,22 +93,28 @@ static const Stmt *owningBody(const VarDecl *VD) {
 
 bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
   // `t.accessor<T, N>()` checks that t is a CPU tensor (it throws otherwise;
-  // `packed_accessor` is the GPU one): a tensor variable the function never
-  // reassigns and reads through an accessor is on the CPU everywhere in it.
-  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  // `packed_accessor` is the GPU one), and elements read on the host through
+  // `t.data_ptr<T>()` fault unless it is one: a tensor variable the function
+  // never reassigns and reads so is on the CPU everywhere in it. So are the
+  // tensor parameters of a host kernel (analysis/HostAccess.h).
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(isa<ParmVarDecl>(VD) ? VD->getDeclContext()
+                                                                       : VD->getParentFunctionOrMethod());
   if (!FD || !FD->getBody() || !isTensorType(VD->getType()))
     return false;
-  bool Accessor = false;
   for (const DeclRefExpr *Ref : TU.referencesTo(*FD->getBody(), VD)) {
     const Stmt *Parent = ancestorSkipping<ImplicitCastExpr, ParenExpr>(Ctx, Ref).get<Stmt>();
     if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Parent);
         Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 && Op->getArg(0)->IgnoreImpCasts() == Ref)
-      return false; // reassigned: the accessor says where it was at that point only
-    if (const auto *Member = dyn_cast_or_null<MemberExpr>(Parent))
-      if (Member->getMemberDecl()->getName() == "accessor")
-        Accessor = true;
+      return false; // reassigned: the access says where it was at that point only
   }
-  return Accessor;
+  if (readsElementsOnHost(Ctx, *FD->getBody(), VD))
+    return true;
+  if (!isa<ParmVarDecl>(VD))
+    return false;
+  auto Known = HostKernels.find(FD);
+  if (Known == HostKernels.end())
+    Known = HostKernels.try_emplace(FD, isHostKernel(Ctx, FD)).first;
+  return Known->second;
 }
 
 std::optional<Placement> DeviceOracle::definitionPlacement(const Definition &Def, bool AsDevice) {
@@ -153,6 +161,17 @@ std::optional<Placement> DeviceOracle::reachingPlacement(const ValueDecl *D, boo
 
 std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool AsDevice,
                                                          const DeclRefExpr *Use) {
+  // A test before the use that only a CPU tensor or device passes
+  // (`if (!t.is_cuda())`, `TORCH_CHECK(d.is_cpu())`) decides, whatever the
+  // definitions say: the use does not run otherwise.
+  // A reference parameter counts (`const Tensor &t`): another alias writing
+  // the caller's tensor between the test and the use is not modelled.
+  if (Use && VD->hasLocalStorage() && (isa<ParmVarDecl>(VD) || !VD->getType()->isReferenceType()))
+    if (const auto *FD = dyn_cast_or_null<FunctionDecl>(
+            isa<ParmVarDecl>(VD) ? VD->getDeclContext() : VD->getParentFunctionOrMethod()))
+      if (const FunctionValueFlow *Flow = FD->getBody() ? TU.valueFlow(FD) : nullptr;
+          Flow && guardedOnCpu(Ctx, *Flow, VD, Use))
+        return Placement::Cpu;
   // Flow-sensitive first: the definitions that reach this use.
   if (Use && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && !VD->getType()->isReferenceType()) {
     bool Answered = false;

@@ -130,9 +130,11 @@ private:
   /// every declaration outside system headers.
   std::optional<Placement> fieldStoresPlacement(const clang::FieldDecl *Field, std::optional<unsigned> Index,
                                                 bool Container, bool ProjectCode);
-  /// A tensor variable never reassigned in its function and read there through
-  /// `accessor<T, N>()` (which requires a CPU tensor).
+  /// A tensor variable never reassigned in its function whose elements it
+  /// reads on the host (`accessor<T, N>()`, a dereferenced `data_ptr<T>()`),
+  /// or a tensor parameter of a host kernel: on the CPU in any run that works.
   bool hasCpuAccessor(const clang::VarDecl *VD);
+  llvm::DenseMap<const clang::FunctionDecl *, bool> HostKernels;
   std::optional<Placement> tensorPlacementImpl(const clang::Expr *E);
   std::optional<Placement> variablePlacement(const clang::VarDecl *VD, bool AsDevice,
                                              const clang::DeclRefExpr *Use = nullptr);

@@ -106,7 +106,21 @@ bool isProjectFunction(const FunctionDecl *FD, const SourceManager &SM) {
 
 std::string linkageName(const FunctionDecl *FD) {
   ASTNameGenerator Names(FD->getASTContext());
-  return Names.getName(FD);
+  std::string Name = Names.getName(FD);
+  // Several programs of one compile database may each have their own copy of
+  // a header (two chapters, each with a `model.h` defining `GPT::forward`):
+  // the copies share a mangled name but not callers. A function every unit
+  // that calls it must define (inline, a template's instance) is keyed with
+  // the header that defines it; every such unit sees that definition.
+  const FunctionDecl *Definition = FD->getDefinition();
+  if (Definition && (Definition->isInlined() || Definition->isTemplateInstantiation() ||
+                     isa<ClassTemplateSpecializationDecl>(Definition->getDeclContext()))) {
+    const SourceManager &SM = FD->getASTContext().getSourceManager();
+    SourceLocation At = SM.getExpansionLoc(Definition->getLocation());
+    if (At.isValid() && !SM.isInMainFile(At))
+      Name += "@" + absoluteFileName(SM, At);
+  }
+  return Name;
 }
 
 bool isTensorType(QualType T) {

@@ -51,7 +51,9 @@ bool isClosedProgramField(const clang::SourceManager &SM, const clang::FieldDecl
 bool isProjectFunction(const clang::FunctionDecl *FD, const clang::SourceManager &SM);
 
 /// The name a function has in every translation unit of the program (its
-/// mangled name: overloads and namespaces apart).
+/// mangled name: overloads and namespaces apart; for an inline function or a
+/// template's instance defined in a header, with that header's absolute path:
+/// copies of a header in several programs of one database are apart).
 std::string linkageName(const clang::FunctionDecl *FD);
 
 /// True for a call of a method named `Name` of at::Tensor / at::TensorBase.

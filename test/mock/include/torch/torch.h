@@ -56,6 +56,8 @@ struct Device {
   bool is_cuda() const noexcept;
   bool is_cpu() const noexcept;
   std::string str() const;
+  bool operator==(const Device &other) const noexcept;
+  bool operator!=(const Device &other) const noexcept;
 };
 
 enum class ScalarType : int8_t { Byte, Char, Short, Int, Long, Half, Float, Double, Bool = 11, BFloat16 = 15 };
@@ -141,6 +143,7 @@ public:
   ScalarType scalar_type() const;
   bool is_cuda() const;
   bool is_cpu() const;
+  int64_t get_device() const;
   bool defined() const;
   IntArrayRef sizes() const;
   int64_t size(int64_t dim) const;
@@ -475,6 +478,15 @@ template <typename Data = at::Tensor, typename Target = at::Tensor> struct Examp
 struct NoGradGuard { NoGradGuard(); ~NoGradGuard(); };
 } // namespace torch
 // c10/util/Exception.h: TORCH_CHECK evaluates its condition on the host.
+// c10/util/Exception.h: the assertion calls a noreturn function when the
+// condition fails (as TORCH_CHECK does in the real headers).
+namespace c10::detail {
+[[noreturn]] void torchInternalAssertFail(const char *func, const char *file, unsigned line, const char *msg);
+}
+#define TORCH_INTERNAL_ASSERT(cond, ...)                                                           \
+  if (__builtin_expect(static_cast<bool>(!(cond)), 0)) {                                          \
+    ::c10::detail::torchInternalAssertFail(__func__, __FILE__, __LINE__, #cond);                   \
+  }
 #define TORCH_CHECK(cond, ...)                                                                     \
   if (!(cond)) {                                                                                   \
     throw 0;                                                                                       \
