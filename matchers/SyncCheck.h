@@ -151,7 +151,9 @@ protected:
   /// waits every iteration for a value the host needs ("no gain while
   /// `loss.item<float>()` at line 12 waits every iteration ..."). The
   /// `RewriteDespiteWaits` option (default false) rewrites anyway.
-  /// Waits inside or around one of \p Sites (the rewritten code) do not count.
+  /// Waits inside one of \p Sites (the rewritten code) do not count; one
+  /// around a site (a read of what the copied tensor computes, in the same
+  /// expression) does.
   std::string noGainReason(clang::ASTContext &Ctx, llvm::ArrayRef<const clang::Stmt *> Sites);
 
   /// The LibTorch version the TU is compiled against, and how the tool knows:

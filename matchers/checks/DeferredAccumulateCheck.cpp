@@ -287,7 +287,11 @@ void DeferredAccumulateCheck::check(const MatchFinder::MatchResult &Result) {
   };
   std::string Accumulator = freshName(Var->getNameAsString() + "_on_device");
   std::string Step = freshName(Var->getNameAsString() + "_step");
-  std::string ItemType = Var->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy());
+  // The read after the loop names the device sum's own C++ type: LibTorch
+  // defines `item<T>()` only for its scalar types, so `item<size_t>()` (or
+  // `item<long double>()`) compiles and fails to link; the `+=` converts.
+  std::string ItemType =
+      A.Floating ? (A.Type->isSpecificBuiltinType(BuiltinType::Float) ? "float" : "double") : "int64_t";
 
   // Indentation of the loop and of the accumulation, for the inserted lines.
   auto indentOf = [&](SourceLocation Loc) {

@@ -193,6 +193,67 @@ static std::optional<CopiedByCallee> copiedByCallee(TranslationUnitAnalysis &TU,
   return std::nullopt;
 }
 
+/// Whether \p Record is a LibTorch optimizer (derives from torch::optim::Optimizer).
+static bool isOptimizer(const CXXRecordDecl *Record) {
+  if (!Record || !Record->hasDefinition())
+    return false;
+  if (Record->getQualifiedNameAsString() == "torch::optim::Optimizer")
+    return true;
+  return llvm::any_of(Record->bases(), [](const CXXBaseSpecifier &Base) {
+    return isOptimizer(Base.getType()->getAsCXXRecordDecl());
+  });
+}
+
+/// Whether the options an SGD is built with leave momentum at 0 (then it keeps
+/// no state tensors): a learning rate (`SGD(params, lr)`), or `SGDOptions(lr)`
+/// whose chained setters do not set a non-zero momentum. False when unknown
+/// (options from a variable, a forwarding call).
+static bool sgdOptionsWithoutMomentum(const Expr *Options, ASTContext &Ctx) {
+  Options = ignoreWrappers(Options);
+  if (!Options)
+    return false;
+  if (Options->getType()->isRealFloatingType() || Options->getType()->isIntegerType())
+    return true; // the learning rate, converted to SGDOptions
+  if (const auto *Setter = dyn_cast<CXXMemberCallExpr>(Options)) {
+    StringRef Name = calleeName(Setter);
+    if (Name == "momentum") {
+      llvm::APFloat Momentum(0.0);
+      if (Setter->getNumArgs() != 1 || Setter->getArg(0)->isValueDependent() ||
+          !Setter->getArg(0)->EvaluateAsFloat(Momentum, Ctx) || !Momentum.isZero())
+        return false;
+    }
+    return sgdOptionsWithoutMomentum(Setter->getImplicitObjectArgument(), Ctx);
+  }
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Options)) {
+    const CXXRecordDecl *Record = Construct->getConstructor()->getParent();
+    if (Record->getName() != "SGDOptions")
+      return Construct->getNumArgs() == 1 && sgdOptionsWithoutMomentum(Construct->getArg(0), Ctx);
+    return llvm::all_of(Construct->arguments(), [](const Expr *Argument) {
+      return Argument->getType()->isRealFloatingType() || Argument->getType()->isIntegerType();
+    });
+  }
+  return false;
+}
+
+/// Whether every `torch::optim::SGD` the unit builds (at least one) keeps no
+/// state: momentum 0 (SGD's step makes a momentum buffer only otherwise).
+static bool everySgdWithoutMomentum(ASTContext &Ctx) {
+  auto Builds =
+      match(traverse(TK_AsIs,
+                     findAll(cxxConstructExpr(hasType(hasUnqualifiedDesugaredType(recordType(hasDeclaration(
+                                                  cxxRecordDecl(hasName("::torch::optim::SGD")))))))
+                                 .bind("build"))),
+            Ctx);
+  if (Builds.empty())
+    return false;
+  return llvm::all_of(Builds, [&](const BoundNodes &Nodes) {
+    const auto *Build = Nodes.getNodeAs<CXXConstructExpr>("build");
+    // A copy or move of an optimizer, or one built inside std::make_shared
+    // from forwarded arguments, says nothing about the options: unknown.
+    return Build->getNumArgs() == 2 && sgdOptionsWithoutMomentum(Build->getArg(1), Ctx);
+  });
+}
+
 /// `torch::save(value, ...)` of a tensor, tensors or a module that may be on the
 /// GPU: each tensor is copied to the host with a blocking copy first, on every
 /// LibTorch version (1.13 and 2.11 pickle a CPU copy of each tensor). The host
@@ -203,20 +264,30 @@ void DeviceToHostCheck::checkSave(const CallExpr *Save, const Expr *Saved, ASTCo
   if (!mayBeOnGpu(Where))
     return;
   bool Tensor = isTensorType(Saved->getType());
-  // A standard container holds tensors; anything else torch::save takes is a module.
+  // A standard container holds tensors; an optimizer its state (moments,
+  // momentum buffers; not the parameters); anything else torch::save takes is
+  // a module.
   const CXXRecordDecl *Record = Saved->getType()->getAsCXXRecordDecl();
-  bool Module = !Tensor && !(Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
-                             hasHostApiTrait(Record->getName(), HostContainer));
+  bool Optimizer = !Tensor && isOptimizer(Record);
+  // An SGD without momentum keeps no state: its save copies no tensor.
+  if (Optimizer && Record->getQualifiedNameAsString() == "torch::optim::SGD" && everySgdWithoutMomentum(Ctx))
+    return;
+  bool Module = !Tensor && !Optimizer &&
+                !(Record && Record->isInStdNamespace() && Record->getDeclName().isIdentifier() &&
+                  hasHostApiTrait(Record->getName(), HostContainer));
   Finding F;
   F.Subject = Where == Placement::Unknown ? Saved : nullptr;
   F.What = "`torch::save` of " +
-           (Tensor ? tensorPhrase(Where)
-                   : std::string(Module ? "a module" : "tensors") +
-                         (Where == Placement::Gpu ? " on the GPU" : " that may be on the GPU")) +
+           (Tensor      ? tensorPhrase(Where)
+            : Optimizer ? std::string("an optimizer whose state ") +
+                              (Where == Placement::Gpu ? "is on the GPU" : "may be on the GPU")
+                        : std::string(Module ? "a module" : "tensors") +
+                              (Where == Placement::Gpu ? " on the GPU" : " that may be on the GPU")) +
            " copies " +
-           (Tensor   ? "it"
-            : Module ? "every parameter and buffer"
-                     : "each tensor") +
+           (Tensor      ? "it"
+            : Optimizer ? "every state tensor"
+            : Module    ? "every parameter and buffer"
+                        : "each tensor") +
            " to the host first, a blocking copy " + (Tensor ? "that waits" : "each; the first waits") +
            " for all queued GPU work";
   F.Use.Kind = Dependency::True;

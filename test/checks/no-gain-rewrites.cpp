@@ -122,3 +122,16 @@ float two_sums(torch::Tensor w, torch::Tensor batch) {
   }
   return total + norm;
 }
+
+// A wait around the rewritten copy, in the same expression (a per-epoch
+// accuracy print of what the copied tensors compute): a non_blocking copy saves
+// nothing, the read waits for it (issue 43, fresh sample 5).
+void accuracy_per_epoch(torch::Tensor w, torch::Tensor x_dev, torch::Tensor y_dev, int epochs) {
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    std::printf("%f\n", ((w * x_dev.cuda()).argmax(1) == y_dev.cuda()).sum().item<double>());
+    // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: `cuda()` may copy a host tensor to the GPU {{.*}}; no fix: no gain while `{{.*}}` at line [[@LINE-1]] {{.*}} [torch-sync-host-to-device]
+    // CHECK-MESSAGES: :[[@LINE-2]]:64: warning: `cuda()` may copy a host tensor to the GPU {{.*}}; no fix: no gain while `{{.*}}` at line [[@LINE-2]] {{.*}} [torch-sync-host-to-device]
+    // ANYWAY-MESSAGES: :[[@LINE-3]]:37: warning: `cuda()` may copy a host tensor to the GPU
+    // ANYWAY-MESSAGES: :[[@LINE-4]]:64: warning: `cuda()` may copy a host tensor to the GPU
+  }
+}

@@ -242,7 +242,7 @@ double running_accuracy(int steps) {
     seen += 8;
     if (step % 10 == 0)
       std::printf("running accuracy %f\n", static_cast<double>(correct) / seen);
-    // CHECK-FIXES: std::printf("running accuracy %f\n", static_cast<double>((correct_on_device.defined() ? correct + correct_on_device.item<long>() /* torch-syncfree: the running value, read at the log interval */ : correct)) / seen);
+    // CHECK-FIXES: std::printf("running accuracy %f\n", static_cast<double>((correct_on_device.defined() ? correct + correct_on_device.item<int64_t>() /* torch-syncfree: the running value, read at the log interval */ : correct)) / seen);
   }
   return static_cast<double>(correct) / seen;
 }
@@ -295,4 +295,17 @@ float set_stream(std::vector<c10::cuda::CUDAStream> &streams, torch::Tensor x, i
     // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `total` accumulates `item()` every iteration, {{.*}}(no fix: the loop switches CUDA streams{{.*}}) [torch-sync-deferred-accumulate]
   }
   return total;
+}
+
+// An unsigned count: the device sum is kLong, read back with `item<int64_t>()`
+// (LibTorch defines `item<T>()` only for its scalar types: `item<size_t>()`
+// compiles and does not link; issue 43, fresh sample 5).
+size_t count_correct(torch::Tensor pred, torch::Tensor target, int n) {
+  size_t correct = 0;
+  for (int i = 0; i < n; ++i) {
+    correct += pred.eq(target).sum().item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: `correct` accumulates `item()` every iteration
+  }
+  // CHECK-FIXES: correct += correct_on_device.item<int64_t>(); /* NOLINT(torch-sync-*): torch-syncfree, one read after the loop */
+  return correct;
 }

@@ -457,6 +457,11 @@ template <typename... SaveToArgs> void save(const std::vector<at::Tensor> &tenso
 namespace optim {
 struct SGDOptions {
   SGDOptions(double lr);
+  SGDOptions &momentum(double value);
+  SGDOptions &weight_decay(double value);
+};
+struct AdamOptions {
+  AdamOptions(double lr = 1e-3);
 };
 class Optimizer {
 public:
@@ -466,6 +471,10 @@ public:
 class SGD : public Optimizer {
 public:
   SGD(const std::vector<at::Tensor> &params, SGDOptions options);
+};
+class Adam : public Optimizer {
+public:
+  Adam(const std::vector<at::Tensor> &params, AdamOptions options = {});
 };
 } // namespace optim
 
