@@ -107,7 +107,10 @@ bool DeviceOracle::hasCpuAccessor(const VarDecl *VD) {
         Op && Op->isAssignmentOp() && Op->getNumArgs() > 0 && Op->getArg(0)->IgnoreImpCasts() == Ref)
       return false; // reassigned: the access says where it was at that point only
   }
-  if (readsElementsOnHost(Ctx, *FD->getBody(), VD))
+  auto Read = HostReads.find(VD);
+  if (Read == HostReads.end())
+    Read = HostReads.try_emplace(VD, readsElementsOnHost(Ctx, *FD->getBody(), VD)).first;
+  if (Read->second)
     return true;
   if (!isa<ParmVarDecl>(VD))
     return false;
@@ -170,7 +173,7 @@ std::optional<Placement> DeviceOracle::variablePlacement(const VarDecl *VD, bool
     if (const auto *FD = dyn_cast_or_null<FunctionDecl>(
             isa<ParmVarDecl>(VD) ? VD->getDeclContext() : VD->getParentFunctionOrMethod()))
       if (const FunctionValueFlow *Flow = FD->getBody() ? TU.valueFlow(FD) : nullptr;
-          Flow && guardedOnCpu(Ctx, *Flow, VD, Use))
+          Flow && Guards.onCpu(*Flow, VD, Use))
         return Placement::Cpu;
   // Flow-sensitive first: the definitions that reach this use.
   if (Use && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) && !VD->getType()->isReferenceType()) {

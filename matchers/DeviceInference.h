@@ -11,6 +11,7 @@
 #define TORCH_SYNCFREE_DEVICEINFERENCE_H
 
 #include "TranslationUnitAnalysis.h"
+#include "analysis/DeviceGuards.h"
 #include "analysis/ValueFlow.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
@@ -48,7 +49,7 @@ struct CpuCondition {
 
 class DeviceOracle {
 public:
-  explicit DeviceOracle(TranslationUnitAnalysis &TU) : TU(TU), Ctx(TU.context()) {}
+  explicit DeviceOracle(TranslationUnitAnalysis &TU) : TU(TU), Ctx(TU.context()), Guards(Ctx) {}
   clang::ASTContext &context() const { return Ctx; }
 
   /// Where the tensor the expression evaluates to lives.
@@ -119,7 +120,7 @@ private:
   /// An oracle of cpuCondition(): origins in other units are on the CPU and
   /// are added to \p Assumed.
   DeviceOracle(TranslationUnitAnalysis &TU, std::set<std::string> &Assumed)
-      : TU(TU), Ctx(TU.context()), Assumed(&Assumed) {}
+      : TU(TU), Ctx(TU.context()), Guards(Ctx), Assumed(&Assumed) {}
   /// In an assuming oracle, a tensor parameter of a function other units
   /// call, the result of a function defined in another unit, a field other
   /// units store into: Cpu, its origin recorded. nullopt otherwise.
@@ -135,6 +136,7 @@ private:
   /// or a tensor parameter of a host kernel: on the CPU in any run that works.
   bool hasCpuAccessor(const clang::VarDecl *VD);
   llvm::DenseMap<const clang::FunctionDecl *, bool> HostKernels;
+  llvm::DenseMap<const clang::VarDecl *, bool> HostReads;
   std::optional<Placement> tensorPlacementImpl(const clang::Expr *E);
   std::optional<Placement> variablePlacement(const clang::VarDecl *VD, bool AsDevice,
                                              const clang::DeclRefExpr *Use = nullptr);
@@ -216,6 +218,7 @@ private:
 
   TranslationUnitAnalysis &TU;
   clang::ASTContext &Ctx;
+  DeviceGuards Guards; ///< the device tests of the unit (memoised per block)
   llvm::DenseMap<const clang::Expr *, std::optional<Placement>> TensorCache;
   /// The work one tensorPlacement() question may do (expressions visited).
   static constexpr unsigned MaxStepsPerQuestion = 200000;

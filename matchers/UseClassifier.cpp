@@ -70,10 +70,11 @@ static bool isOstream(QualType T) {
   return Found;
 }
 
-/// `os << a << b`: the leftmost operand of a chain of `<<` is a stream.
-static bool isStreamInsertion(const CXXOperatorCallExpr *Op) {
+/// The leftmost operand of a chain of `<<` (`os` in `os << a << b`), or
+/// nullptr when Op is no `<<`.
+static const Expr *insertionTarget(const CXXOperatorCallExpr *Op) {
   if (Op->getOperator() != OO_LessLess || Op->getNumArgs() != 2)
-    return false;
+    return nullptr;
   const Expr *Left = Op->getArg(0);
   while (true) {
     const auto *Inner = dyn_cast<CXXOperatorCallExpr>(ignoreWrappers(Left));
@@ -81,7 +82,14 @@ static bool isStreamInsertion(const CXXOperatorCallExpr *Op) {
       break;
     Left = Inner->getArg(0);
   }
-  return isOstream(Left->getType());
+  return Left;
+}
+
+/// `os << a << b`: the leftmost operand of a chain of `<<` is a stream, or a
+/// logging macro's record (`PLOG_INFO << v`: plog's Record has its own `<<`).
+bool UseClassifier::isStreamInsertion(const CXXOperatorCallExpr *Op) const {
+  const Expr *Left = insertionTarget(Op);
+  return Left && (isOstream(Left->getType()) || isLoggingMacroArgument(Left));
 }
 
 bool UseClassifier::loggingParameter(const FunctionDecl *FD, unsigned Index, unsigned Depth) const {

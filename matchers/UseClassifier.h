@@ -121,6 +121,7 @@ private:
   /// iteration's read deferrable) unless m is a local the loop itself reads in
   /// a way the host needs (`if (m > limit) break;`).
   UseVerdict accumulatedInto(const clang::Expr *Accumulator, const clang::Stmt *Accumulation, unsigned Depth);
+  bool isStreamInsertion(const clang::CXXOperatorCallExpr *Op) const;
   bool isLoggingMacroArgument(const clang::Expr *E) const;
   /// A call of a function this TU does not define (the program's own metrics
   /// or progress object, defined in another file) whose name and signature say

@@ -209,29 +209,83 @@ llvm::ArrayRef<Stmt *> wrappedStatements(const Stmt *S, ASTContext &Ctx) {
 
 /// A test that holds at the use: its condition, and whether the use runs when
 /// it is true (else when it is false).
-struct Guard {
-  const Expr *Condition = nullptr;
-  bool WhenTrue = false;
-  /// The loop around the use that the test is outside of, if any: a
-  /// definition anywhere in it may come between the test and a later use.
-  const Stmt *LoopAfterTest = nullptr;
-};
-
 bool isLoop(const Stmt *S) {
   return isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S) || isa<CXXForRangeStmt>(S);
 }
 
-/// The tests that hold at Use, from the innermost statement out to the
-/// function (or lambda) body.
-llvm::SmallVector<Guard, 4> guardsAt(ASTContext &Ctx, const DeclRefExpr *Use) {
-  llvm::SmallVector<Guard, 4> Guards;
+} // namespace
+
+llvm::ArrayRef<DeviceGuards::ExitTest> DeviceGuards::exitTests(const CompoundStmt *Block) {
+  auto [Entry, Inserted] = ExitTestsOf.try_emplace(Block);
+  if (!Inserted)
+    return Entry->second;
+  bool InLoopBody = false;
+  if (DynTypedNodeList Up = Ctx.getParents(*Block); Up.size() == 1)
+    if (const Stmt *Owner = Up[0].get<Stmt>())
+      InLoopBody = isLoop(Owner);
+  llvm::SmallVector<ExitTest, 2> Tests;
+  for (const Stmt *Statement : Block->body()) {
+    if (const Expr *Condition = exitCondition(Statement, InLoopBody))
+      Tests.push_back({Statement, Condition});
+    for (const Stmt *Wrapped : wrappedStatements(Statement, Ctx))
+      if (const Expr *Condition = exitCondition(Wrapped, /*LoopJumps=*/false))
+        Tests.push_back({Statement, Condition});
+  }
+  // The map may have grown meanwhile: look the entry up again.
+  return ExitTestsOf[Block] = std::move(Tests);
+}
+
+namespace {
+/// The reference to Var in a test's condition (the point the test sees).
+const DeclRefExpr *referenceIn(const Stmt *S, const VarDecl *Var) {
+  if (!S)
+    return nullptr;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && Ref->getDecl() == Var)
+    return Ref;
+  for (const Stmt *Child : S->children())
+    if (const DeclRefExpr *Found = referenceIn(Child, Var))
+      return Found;
+  return nullptr;
+}
+
+} // namespace
+
+bool DeviceGuards::onCpu(const FunctionValueFlow &Flow, const VarDecl *Var, const DeclRefExpr *Use) {
+  if (!Var || !Use)
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Before = [&](SourceLocation A, SourceLocation B) {
+    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A), SM.getExpansionLoc(B));
+  };
+  // Holds at Use when no definition of Var comes between the test and the use:
+  // none after the test and before the use (or, with a loop around the use
+  // that the test is outside of, before the loop's end), and no alias that may
+  // write it.
+  auto Holds = [&](const Expr *Condition, bool WhenTrue, const Stmt *LoopAfterTest) {
+    CpuWhen When = cpuWhen(Condition, Var);
+    if (!(WhenTrue ? When.IfTrue : When.IfFalse))
+      return false;
+    const DeclRefExpr *Tested = referenceIn(Condition, Var);
+    if (!Tested)
+      return false;
+    SourceLocation Until = LoopAfterTest ? LoopAfterTest->getEndLoc() : Use->getBeginLoc();
+    return llvm::none_of(Flow.definitions(), [&](const ValueDefinition &Definition) {
+      if (Definition.Variable != Var)
+        return false;
+      if (Definition.How == ValueDefinition::Kind::Aliased)
+        return true;
+      if (!Definition.Site)
+        return false;
+      SourceLocation At = Definition.Site->getBeginLoc();
+      return !Before(At, Tested->getBeginLoc()) && (Before(At, Until) || !Before(Until, At));
+    });
+  };
+  // From the use out to the function (or lambda) body: the branch each
+  // statement selects, and the tests before it in each block.
   DynTypedNode Child = DynTypedNode::create(*Use);
   // The outermost loop statement below the current parent: around the use,
   // and not around a test found at the parent (unless it is that loop's own).
   const Stmt *LoopBelow = nullptr;
-  auto Add = [&](const Expr *Condition, bool WhenTrue) {
-    Guards.push_back({Condition, WhenTrue, LoopBelow});
-  };
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(Child);
     if (Parents.size() != 1)
@@ -248,96 +302,37 @@ llvm::SmallVector<Guard, 4> guardsAt(ASTContext &Ctx, const DeclRefExpr *Use) {
       Child = Parents[0];
       continue;
     }
-    if (!Parent || !ChildStmt)
-      break; // a declaration: the function's, a lambda's, a field's
-    if (isa<LambdaExpr>(Parent))
-      break;
+    if (!Parent || !ChildStmt || isa<LambdaExpr>(Parent))
+      break; // a declaration (the function's, a field's) or a lambda's body
+    bool Proved = false;
     if (const auto *If = dyn_cast<IfStmt>(Parent)) {
-      if (ChildStmt == If->getThen())
-        Add(If->getCond(), true);
-      else if (ChildStmt == If->getElse())
-        Add(If->getCond(), false);
+      if (ChildStmt == If->getThen() || ChildStmt == If->getElse())
+        Proved = Holds(If->getCond(), ChildStmt == If->getThen(), LoopBelow);
     } else if (const auto *Conditional = dyn_cast<ConditionalOperator>(Parent)) {
-      if (ChildStmt == Conditional->getTrueExpr())
-        Add(Conditional->getCond(), true);
-      else if (ChildStmt == Conditional->getFalseExpr())
-        Add(Conditional->getCond(), false);
+      if (ChildStmt == Conditional->getTrueExpr() || ChildStmt == Conditional->getFalseExpr())
+        Proved = Holds(Conditional->getCond(), ChildStmt == Conditional->getTrueExpr(), LoopBelow);
     } else if (const auto *Binary = dyn_cast<BinaryOperator>(Parent); Binary && Binary->isLogicalOp()) {
       if (ChildStmt == Binary->getRHS())
-        Add(Binary->getLHS(), Binary->getOpcode() == BO_LAnd);
+        Proved = Holds(Binary->getLHS(), Binary->getOpcode() == BO_LAnd, LoopBelow);
     } else if (const auto *While = dyn_cast<WhileStmt>(Parent); While && ChildStmt == While->getBody()) {
-      Add(While->getCond(), true);
+      Proved = Holds(While->getCond(), true, LoopBelow);
     } else if (const auto *For = dyn_cast<ForStmt>(Parent);
                For && ChildStmt == For->getBody() && For->getCond()) {
-      Add(For->getCond(), true);
+      Proved = Holds(For->getCond(), true, LoopBelow);
     } else if (const auto *Block = dyn_cast<CompoundStmt>(Parent)) {
-      // Statements before the use's that leave unless their test fails.
-      bool InLoopBody = false;
-      if (DynTypedNodeList Up = Ctx.getParents(*Block); Up.size() == 1)
-        if (const Stmt *Owner = Up[0].get<Stmt>())
-          InLoopBody = isLoop(Owner);
-      for (const Stmt *Sibling : Block->body()) {
-        if (Sibling == ChildStmt)
+      for (const ExitTest &Test : exitTests(Block)) {
+        if (!Before(Test.Statement->getBeginLoc(), ChildStmt->getBeginLoc()) || Test.Statement == ChildStmt)
+          break; // the tests are in source order: the rest come after the use's statement
+        Proved = Holds(Test.Condition, false, LoopBelow);
+        if (Proved)
           break;
-        if (const Expr *Condition = exitCondition(Sibling, InLoopBody))
-          Add(Condition, false);
-        for (const Stmt *Wrapped : wrappedStatements(Sibling, Ctx))
-          if (const Expr *Condition = exitCondition(Wrapped, /*LoopJumps=*/false))
-            Add(Condition, false);
       }
     }
+    if (Proved)
+      return true;
     if (isLoop(Parent))
       LoopBelow = Parent;
     Child = Parents[0];
-  }
-  return Guards;
-}
-
-/// The reference to Var in a test's condition (the point the test sees).
-const DeclRefExpr *referenceIn(const Stmt *S, const VarDecl *Var) {
-  if (!S)
-    return nullptr;
-  if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && Ref->getDecl() == Var)
-    return Ref;
-  for (const Stmt *Child : S->children())
-    if (const DeclRefExpr *Found = referenceIn(Child, Var))
-      return Found;
-  return nullptr;
-}
-
-} // namespace
-
-bool guardedOnCpu(ASTContext &Ctx, const FunctionValueFlow &Flow, const VarDecl *Var,
-                  const DeclRefExpr *Use) {
-  if (!Var || !Use)
-    return false;
-  const SourceManager &SM = Ctx.getSourceManager();
-  auto Before = [&](SourceLocation A, SourceLocation B) {
-    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A), SM.getExpansionLoc(B));
-  };
-  for (const Guard &G : guardsAt(Ctx, Use)) {
-    CpuWhen When = cpuWhen(G.Condition, Var);
-    if (!(G.WhenTrue ? When.IfTrue : When.IfFalse))
-      continue;
-    const DeclRefExpr *Tested = referenceIn(G.Condition, Var);
-    if (!Tested)
-      continue;
-    // No definition of Var between the test and the use: none after the test
-    // and before the use (or, with a loop around the use that the test is
-    // outside of, before the loop's end), and no alias that may write it.
-    SourceLocation Until = G.LoopAfterTest ? G.LoopAfterTest->getEndLoc() : Use->getBeginLoc();
-    bool Redefined = llvm::any_of(Flow.definitions(), [&](const ValueDefinition &Definition) {
-      if (Definition.Variable != Var)
-        return false;
-      if (Definition.How == ValueDefinition::Kind::Aliased)
-        return true;
-      if (!Definition.Site)
-        return false;
-      SourceLocation At = Definition.Site->getBeginLoc();
-      return !Before(At, Tested->getBeginLoc()) && (Before(At, Until) || !Before(Until, At));
-    });
-    if (!Redefined)
-      return true;
   }
   return false;
 }

@@ -19,15 +19,36 @@
 #include "analysis/ValueFlow.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace torch_syncfree {
 
-/// Whether a device test before \p Use proves that \p Var (a tensor, a
-/// torch::Device or a DeviceType variable of \p Flow's function) is on the
-/// CPU there. Only CPU and CUDA are told apart: a tensor that is not on CUDA
-/// counts as on the CPU.
-bool guardedOnCpu(clang::ASTContext &Ctx, const FunctionValueFlow &Flow, const clang::VarDecl *Var,
-                  const clang::DeclRefExpr *Use);
+/// The device tests of one translation unit. Memoises, per block, the
+/// statements in it that leave unless their test fails, so that a use far
+/// down a long block costs the tests before it, not the statements.
+class DeviceGuards {
+public:
+  explicit DeviceGuards(clang::ASTContext &Ctx) : Ctx(Ctx) {}
+
+  /// Whether a device test before \p Use proves that \p Var (a tensor, a
+  /// torch::Device or a DeviceType variable of \p Flow's function) is on the
+  /// CPU there. Only CPU and CUDA are told apart: a tensor that is not on
+  /// CUDA counts as on the CPU.
+  bool onCpu(const FunctionValueFlow &Flow, const clang::VarDecl *Var, const clang::DeclRefExpr *Use);
+
+private:
+  /// A statement of a block that leaves unless its condition is false.
+  struct ExitTest {
+    const clang::Stmt *Statement;
+    const clang::Expr *Condition;
+  };
+  llvm::ArrayRef<ExitTest> exitTests(const clang::CompoundStmt *Block);
+
+  clang::ASTContext &Ctx;
+  llvm::DenseMap<const clang::CompoundStmt *, llvm::SmallVector<ExitTest, 2>> ExitTestsOf;
+};
 
 } // namespace torch_syncfree
 
