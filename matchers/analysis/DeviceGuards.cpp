@@ -1,5 +1,6 @@
 //===- analysis/DeviceGuards.cpp - Placements tests prove ------------------===//
 #include "analysis/DeviceGuards.h"
+#include "utils/AstWalk.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -19,20 +20,17 @@ struct CpuWhen {
   bool IfFalse = false;
 };
 
+/// E without the wrappers a condition's value passes through: those of any
+/// expression (ignoreWrappers), `static_cast<bool>` and C10_UNLIKELY's
+/// `__builtin_expect(x, 0)`.
 const Expr *strip(const Expr *E) {
   while (E) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(E))
-      E = Cleanups->getSubExpr();
-    else if (const auto *Temporary = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = Temporary->getSubExpr();
-    else if (const auto *Bind = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = Bind->getSubExpr();
-    else if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E); Cast && Cast->getType()->isBooleanType())
-      E = Cast->getSubExpr(); // static_cast<bool>(..) of C10_UNLIKELY
-    else if (const auto *Call = dyn_cast<CallExpr>(E);
+    E = ignoreWrappers(E);
+    if (const auto *Cast = dyn_cast_or_null<ExplicitCastExpr>(E); Cast && Cast->getType()->isBooleanType())
+      E = Cast->getSubExpr();
+    else if (const auto *Call = dyn_cast_or_null<CallExpr>(E);
              Call && Call->getBuiltinCallee() == Builtin::BI__builtin_expect && Call->getNumArgs() == 2)
-      E = Call->getArg(0); // C10_UNLIKELY(x): __builtin_expect(x, 0)
+      E = Call->getArg(0);
     else
       return E;
   }
