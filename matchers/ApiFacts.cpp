@@ -505,6 +505,17 @@ bool isElementwiseMethod(llvm::StringRef Name) {
   return llvm::is_contained(Elementwise, Name);
 }
 
+DeviceKind deviceKindOfSpelling(llvm::StringRef Spelling) {
+  // Device strings are lower case (`Device("CUDA")` throws); enumerators are
+  // upper case, their constants prefixed with `k`.
+  llvm::StringRef Name = Spelling.take_until([](char C) { return C == ':'; });
+  if (Name == "cpu" || Name == "CPU" || Name == "kCPU")
+    return DeviceKind::Cpu;
+  if (Name == "cuda" || Name == "CUDA" || Name == "kCUDA")
+    return DeviceKind::Cuda;
+  return DeviceKind::Other;
+}
+
 llvm::ArrayRef<llvm::StringRef> namesWithTrait(ApiTrait Trait) {
   return Index::lookUp(index().ByTrait, Trait);
 }

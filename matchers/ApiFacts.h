@@ -199,6 +199,13 @@ bool mayWriteTensorMemory(llvm::StringRef Name);
 /// is the selection of f. A list beside the traits: ApiTrait's 32 bits are used.
 bool isElementwiseMethod(llvm::StringRef Name);
 
+/// What a device spelling names: a `c10::DeviceType` enumerator or its
+/// constant (`CUDA`, `kCUDA`, `CPU`, `kCPU`) or a device string (`"cuda:1"`,
+/// `"cpu"`; the index after `:` is ignored). Everything else (`meta`, `kMPS`,
+/// a name that is no device) is Other.
+enum class DeviceKind { Cpu, Cuda, Other };
+DeviceKind deviceKindOfSpelling(llvm::StringRef Spelling);
+
 } // namespace torch_syncfree
 
 #endif

@@ -74,10 +74,9 @@ const char *describe(Placement P) {
 }
 
 static Placement placementOfDeviceName(StringRef Name) {
-  // c10::DeviceType enumerators and device strings ("cuda:0", "cpu").
-  Name = Name.take_until([](char C) { return C == ':'; });
-  std::string Lower = Name.lower();
-  if (Lower == "cpu" || Lower == "meta")
+  // A meta tensor holds no data: nothing on it waits for a GPU.
+  if (deviceKindOfSpelling(Name) == DeviceKind::Cpu ||
+      Name.take_until([](char C) { return C == ':'; }) == "meta" || Name == "Meta")
     return Placement::Cpu;
   return Placement::Gpu;
 }

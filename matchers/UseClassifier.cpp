@@ -710,6 +710,19 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
                          "the value goes straight back into a tensor operation");
         if (Op->isAssignmentOp() && IsRightOperand)
           return accumulatedInto(Op->getArg(0), Op, Depth);
+        // `packet << v` into an object of the program's own type (no stream, no
+        // logging macro's record): the object takes the value, as a call would;
+        // its result is no shift's, so climbing would end at "unused".
+        if (Op->getOperator() == OO_LessLess && IsRightOperand &&
+            Op->getArg(0)->getType().getNonReferenceType()->isRecordType()) {
+          const FunctionDecl *FD = Op->getDirectCallee();
+          unsigned Index = FD && isa<CXXMethodDecl>(FD) ? 0 : 1;
+          if (loggingParameter(FD, Index, 0))
+            return LoggedBy(Op);
+          return verdict(Dependency::True,
+                         "the value is passed to `" +
+                             (FD ? FD->getQualifiedNameAsString() : std::string("operator<<")) + "`");
+        }
         Climb(PE);
         continue;
       }

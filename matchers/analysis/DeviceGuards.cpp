@@ -1,5 +1,6 @@
 //===- analysis/DeviceGuards.cpp - Placements tests prove ------------------===//
 #include "analysis/DeviceGuards.h"
+#include "ApiFacts.h"
 #include "utils/AstWalk.h"
 
 #include "clang/AST/ExprCXX.h"
@@ -54,6 +55,12 @@ const DeclRefExpr *deviceOf(const Expr *E, const VarDecl *Var) {
   return Ref && Ref->getDecl() == Var ? Ref : nullptr;
 }
 
+std::optional<bool> kindNamesCuda(DeviceKind Kind) {
+  if (Kind == DeviceKind::Other)
+    return std::nullopt;
+  return Kind == DeviceKind::Cuda;
+}
+
 /// Whether E names the CUDA device type (true), the CPU (false) or neither:
 /// `torch::kCUDA`, `c10::DeviceType::CPU`, `torch::Device("cuda:0")`.
 std::optional<bool> namesCuda(const Stmt *S) {
@@ -66,20 +73,16 @@ std::optional<bool> namesCuda(const Stmt *S) {
     if (!D->getDeclName().isIdentifier())
       return std::nullopt;
     StringRef Name = D->getName();
-    if (Name == "kCUDA" || (Name == "CUDA" && isa<EnumConstantDecl>(D)))
-      return true;
-    if (Name == "kCPU" || (Name == "CPU" && isa<EnumConstantDecl>(D)))
-      return false;
-    return std::nullopt;
+    // An enumerator (`DeviceType::CUDA`) or LibTorch's constant (`kCUDA`), not
+    // a variable that happens to be called `CUDA`.
+    if (!isa<EnumConstantDecl>(D) && !Name.starts_with("k"))
+      return std::nullopt;
+    return kindNamesCuda(deviceKindOfSpelling(Name));
   }
   if (const auto *Text = dyn_cast<StringLiteral>(S)) {
     if (Text->getCharByteWidth() != 1)
       return std::nullopt;
-    if (Text->getString().starts_with("cuda"))
-      return true;
-    if (Text->getString() == "cpu")
-      return false;
-    return std::nullopt;
+    return kindNamesCuda(deviceKindOfSpelling(Text->getString()));
   }
   for (const Stmt *Child : S->children())
     if (std::optional<bool> Named = namesCuda(Child))

@@ -1,5 +1,6 @@
 //===- analysis/HostAccess.cpp - Tensors whose elements the host reads -----===//
 #include "analysis/HostAccess.h"
+#include "ApiFacts.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
@@ -144,9 +145,12 @@ bool namesGpu(const Stmt *S) {
     return true;
   if (const auto *Ref = dyn_cast<DeclRefExpr>(S)) {
     StringRef Name = nameOf(Ref->getDecl());
-    if (Name == "kCUDA" || (Name == "CUDA" && isa<EnumConstantDecl>(Ref->getDecl())))
+    if ((isa<EnumConstantDecl>(Ref->getDecl()) || Name.starts_with("k")) &&
+        deviceKindOfSpelling(Name) == DeviceKind::Cuda)
       return true;
   }
+  // Any text that mentions cuda (`"cuda:" + std::to_string(rank)`, a device
+  // flag's default): broader than a device string, as "names the GPU" may be.
   if (const auto *Text = dyn_cast<StringLiteral>(S);
       Text && Text->getCharByteWidth() == 1 && Text->getString().contains("cuda"))
     return true;

@@ -68,11 +68,24 @@ double inLoop(const torch::Tensor &x, int n) {
   return total;
 }
 
+// A device string with an index names its type (`"cpu:0"` is the CPU).
+double indexedString(const torch::Tensor &x) {
+  if (x.device() != torch::Device("cpu:0"))
+    return 0;
+  return x.item<double>();
+}
+
 // --- positive: the test does not hold where the value is read ---------------
 double cudaOnly(const torch::Tensor &x) {
   TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
   return x.item<double>();
   // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: `item()` on a tensor that may be on the GPU
+}
+double cudaString(const torch::Tensor &x) {
+  if (x.device() == torch::Device("cuda:1"))
+    return x.item<double>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: `item()` on a tensor that may be on the GPU
+  return 0;
 }
 double otherTensor(const torch::Tensor &x, const torch::Tensor &y) {
   CHECK_CPU(x);

@@ -5,6 +5,7 @@
 // 5: `PLOG_INFO << ".." << acceptance.cpu().data_ptr<float>()[0]` was called
 // a true dependency). A `<<` into a record no logging macro makes is not.
 #include <torch/torch.h>
+#include <iostream>
 
 namespace plog {
 struct Record {
@@ -31,7 +32,27 @@ void logged(torch::Tensor t) {
 void packed(torch::Tensor t, Packet &packet) {
   auto g = t.cuda();
   packet << g.sum().item<float>();
-  // Not "only logged". (Today's verdict, "unused", treats the discarded result of
-  // a user type's `<<` as a shift's: a known gap, docs/checks/torch-sync-item.md.)
-  // CHECK-MESSAGES: :[[@LINE-3]]:21: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value is unused;
+  // Not "only logged", not "unused" (the discarded result is no shift's): the
+  // packet takes the value, as a call would.
+  // CHECK-MESSAGES: :[[@LINE-3]]:21: warning: `item()` on a GPU tensor {{.*}}; true dependency: the value is passed to `Packet::operator<<`;
+}
+
+// The program's own logger: its `<<` only streams the value into std::cout.
+struct ConsoleLog {
+  template <typename T> ConsoleLog &operator<<(const T &value) {
+    std::cout << value;
+    return *this;
+  }
+};
+struct Archive {
+  std::vector<float> values;
+};
+Archive &operator<<(Archive &archive, float value);
+
+void consoleLogged(torch::Tensor t, ConsoleLog &log, Archive &archive) {
+  auto g = t.cuda();
+  log << "sum " << g.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value is only logged;
+  archive << g.max().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor {{.*}}; true dependency: the value is passed to `operator<<`;
 }
