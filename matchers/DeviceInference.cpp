@@ -280,6 +280,33 @@ static bool mayNameDevice(QualType T) {
   return false;
 }
 
+const Expr *DeviceOracle::deviceDonor(const Expr *E) {
+  E = ignoreWrappers(E);
+  while (E) {
+    if (isTensorType(E->getType()))
+      return E;
+    // TensorOptions(Device) converting the argument, Device(other.device()).
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
+      if (Construct->getNumArgs() == 0 || isa<CXXDefaultArgExpr>(Construct->getArg(0)))
+        return nullptr;
+      E = ignoreWrappers(Construct->getArg(0));
+      continue;
+    }
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+    const Expr *Object = MC ? MC->getImplicitObjectArgument() : nullptr;
+    if (!Object)
+      return nullptr;
+    StringRef Name = calleeName(MC);
+    if (isTensorType(Object->getType()))
+      return Name == "device" || Name == "options" ? Object : nullptr;
+    // `opts.dtype(..)` keeps opts' device; `opts.device(d)` names another.
+    if (!isTensorOptionsType(Object->getType()) || Name == "device" || Name == "device_index")
+      return nullptr;
+    E = ignoreWrappers(Object);
+  }
+  return nullptr;
+}
+
 std::optional<Placement> DeviceOracle::devicePlacement(const Expr *E) {
   E = ignoreWrappers(E);
   if (!E)

@@ -63,6 +63,11 @@ public:
   /// variable names: nullopt when it names none (a dtype, default options).
   std::optional<Placement> devicePlacement(const clang::Expr *DeviceLike);
 
+  /// The tensor whose device a device argument takes (`to(y)`, `to(y.device())`,
+  /// `to(y.options())`, `to(y.options().dtype(..))`), or nullptr when the
+  /// argument names its device otherwise.
+  static const clang::Expr *deviceDonor(const clang::Expr *DeviceLike);
+
   /// Whether the expression is a DeviceType/Device/TensorOptions/tensor that
   /// names a device at all.
   bool namesDevice(const clang::Expr *DeviceLike) {

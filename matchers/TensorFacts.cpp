@@ -278,6 +278,55 @@ bool isZeroDim(const Expr *E) {
   return false;
 }
 
+/// A braced list with at least one element, through the constructors that
+/// carry it (`TensorDataContainer`, `IntArrayRef`, `std::initializer_list`).
+static bool nonEmptyBracedList(const Expr *E) {
+  for (unsigned Steps = 0; E && Steps < 8; ++Steps) {
+    E = ignoreWrappers(E);
+    if (const auto *List = dyn_cast_or_null<InitListExpr>(E))
+      return List->getNumInits() > 0;
+    if (const auto *StdList = dyn_cast_or_null<CXXStdInitializerListExpr>(E)) {
+      E = StdList->getSubExpr();
+      continue;
+    }
+    const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
+    if (!Construct || Construct->getNumArgs() == 0)
+      return false;
+    E = Construct->getArg(0);
+  }
+  return false;
+}
+
+bool hasDimensions(TranslationUnitAnalysis &TU, const Expr *E, unsigned Depth) {
+  E = ignoreWrappers(E);
+  if (!E || Depth > 4)
+    return false;
+  if (const auto *Read = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(Read->getDecl());
+    const auto *FD = VD ? dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod()) : nullptr;
+    const FunctionValueFlow *Flow = FD && VD->hasLocalStorage() ? TU.valueFlow(FD) : nullptr;
+    auto Assignments = Flow ? Flow->assignmentsReaching(VD, Read) : std::nullopt;
+    if (!Assignments || Assignments->empty())
+      return false;
+    for (const ValueDefinition *Definition : *Assignments)
+      if (Definition->Element || !hasDimensions(TU, Definition->Value, Depth + 1))
+        return false;
+    return true;
+  }
+  const auto *Call = dyn_cast<CallExpr>(E);
+  if (!Call || !isInTorchNamespace(Call->getDirectCallee()))
+    return false;
+  StringRef Name = calleeName(Call);
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+    return (Name == "to" || Name == "cuda" || Name == "cpu" || Name == "clone" || Name == "contiguous") &&
+           hasDimensions(TU, MC->getImplicitObjectArgument(), Depth + 1);
+  if (explicitArgCount(Call) == 0)
+    return false;
+  if (Name == "tensor" || (hasApiTrait(Name, Factory) && Name != "scalar_tensor" && !Name.ends_with("_like")))
+    return nonEmptyBracedList(Call->getArg(0));
+  return false;
+}
+
 bool isSideEffectFree(const Expr *E) {
   if (!E)
     return true;

@@ -23,6 +23,13 @@ ElementKind elementKind(TranslationUnitAnalysis &TU, const clang::Expr *Tensor);
 /// reductions (sum(), mean(), max(), ...) without arguments, scalar_tensor.
 bool isZeroDim(const clang::Expr *Tensor);
 
+/// Known to have at least one dimension (not 0-dim): `torch::tensor({a, b})`,
+/// a factory given a non-empty size list (`zeros({3})`), a copy or move of
+/// one, a local variable every definition reaching the read of which is one.
+/// Elementwise ops and `equal` accept a 0-dim CPU tensor beside a GPU one (as
+/// a scalar), never one with dimensions.
+bool hasDimensions(TranslationUnitAnalysis &TU, const clang::Expr *Tensor, unsigned Depth = 0);
+
 /// No assignment, increment, in-place tensor method (`add_`) or call of a
 /// function outside LibTorch: evaluating the expression twice, or in another
 /// order, cannot change what the program does.

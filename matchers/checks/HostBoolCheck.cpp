@@ -137,6 +137,14 @@ void HostBoolCheck::check(const MatchFinder::MatchResult &Result) {
   Placement Where = oracle(Ctx).tensorPlacement(Object);
   if (!mayBeOnGpu(Where))
     return;
+  // `t.equal(expected)` with `expected` a CPU tensor with dimensions: LibTorch
+  // rejects tensors on two devices (a 0-dim CPU one passes as a scalar), so in
+  // any run that gets past it, t is on the CPU too.
+  if (Where == Placement::Unknown && (Name == "equal" || Name == "allclose"))
+    for (const Expr *Arg : Call->arguments())
+      if (ignoreWrappers(Arg) != ignoreWrappers(Object) && isTensorType(Arg->getType()) &&
+          oracle(Ctx).tensorPlacement(Arg) == Placement::Cpu && hasDimensions(analysis(Ctx), Arg))
+        return;
   Finding F;
   F.Subject = Where == Placement::Unknown ? Object : nullptr;
   std::string Spelled = Name == "item" ? "item<bool>()" : Name.str();

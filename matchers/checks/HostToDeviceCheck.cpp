@@ -210,6 +210,12 @@ void HostToDeviceCheck::check(const MatchFinder::MatchResult &Result) {
     if (!DeviceArg)
       return;
     TargetAt = *Oracle.devicePlacement(DeviceArg);
+    // To another tensor's device (`x.to(y.options())`, mostly a dtype change):
+    // as for `copy_` below, two tensors of unknown place are as likely on one
+    // device; report only when one side is known.
+    if (SourceAt == Placement::Unknown && TargetAt == Placement::Unknown &&
+        DeviceOracle::deviceDonor(DeviceArg))
+      return;
     Spelled = "`to(<GPU>)`";
   } else { // dst.copy_(src)
     if (Call->getNumArgs() < 1)

@@ -130,3 +130,27 @@ void example_device(std::vector<torch::Tensor> &inputs) {
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `to(<GPU>)` may copy a host tensor to the GPU {{.*}}; no fix: neither the source
   // CHECK-FIXES: auto y = inputs[1].to(either);
 }
+
+// To another tensor's device (fresh sample 6: a custom op's backward,
+// `(indptr2 - indptr1).to(grad_in.options())`, both of unknown place): as
+// likely a dtype change on one device, as for `copy_` between two such
+// tensors; reported when one side is known.
+void to_other_tensor(const torch::Tensor &a, const torch::Tensor &b, std::vector<float> &host) {
+  auto same = (a - b).to(b.options());
+  auto same_device = a.to(b.device());
+  auto same_tensor = a.to(b);
+  auto same_dtype = a.to(b.options().dtype(torch::kFloat));
+  auto from_host = torch::from_blob(host.data(), {4}).to(b.options());
+  // CHECK-MESSAGES: :[[@LINE-1]]:55: warning: `to(<GPU>)` copies a host tensor to the GPU
+  // CHECK-FIXES: auto from_host = torch::from_blob(host.data(), {4}).to(b.options(), /*non_blocking=*/true) /* torch-syncfree: non_blocking overlaps only from pinned memory */;
+  auto to_cuda = b.cuda();
+  // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: `cuda()` may copy a host tensor to the GPU
+  // CHECK-FIXES: auto to_cuda = b.to(torch::kCUDA, /*non_blocking=*/true);
+  auto onto_gpu = a.to(to_cuda.options());
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  // CHECK-FIXES: auto onto_gpu = a.to(to_cuda.options(), /*non_blocking=*/true);
+  // The options name a device of their own: not the donor's.
+  auto named = a.to(b.options().device(torch::kCUDA));
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: `to(<GPU>)` may copy a host tensor to the GPU
+  // CHECK-FIXES: auto named = a.to(b.options().device(torch::kCUDA), /*non_blocking=*/true);
+}
