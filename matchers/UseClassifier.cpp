@@ -564,6 +564,98 @@ UseVerdict UseClassifier::accumulatedInto(const Expr *Accumulator, const Stmt *A
   return V;
 }
 
+std::optional<UseVerdict> UseClassifier::deferrableInCallee(const CallExpr *Call, const Expr *Arg,
+                                                            unsigned Depth) {
+  // The unit's own helper taking the value by value (`norm_ip(t, t.min().item<double>(), ..)`
+  // whose parameter only goes into `img.clamp_(min, max)`): its uses there decide.
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Definition = nullptr;
+  if (!Callee || Depth > 3 || isa<CXXOperatorCallExpr>(Call) || !Callee->hasBody(Definition) || !Definition ||
+      (isa<CXXMethodDecl>(Definition) && cast<CXXMethodDecl>(Definition)->isVirtual()) ||
+      Definition->isInStdNamespace() || isInTorchNamespace(Definition) ||
+      Definition == enclosingFunction(Ctx, Call))
+    return std::nullopt;
+  std::optional<UseVerdict> Result;
+  for (unsigned I = 0; I < Call->getNumArgs() && I < Definition->getNumParams(); ++I) {
+    if (ignoreWrappers(Call->getArg(I)) != ignoreWrappers(Arg))
+      continue;
+    const ParmVarDecl *Param = Definition->getParamDecl(I);
+    if (Param->getType()->isReferenceType() || !Param->getType()->isArithmeticType())
+      return std::nullopt;
+    llvm::ArrayRef<const DeclRefExpr *> Uses = TU.referencesTo(*Definition->getBody(), Param);
+    if (Uses.empty())
+      return std::nullopt;
+    for (const DeclRefExpr *Use : Uses) {
+      // Not a sum the callee keeps (`n += v > 0` into a reference the caller
+      // reads): where that total goes is not followed back out of the callee.
+      UseVerdict V = classifyUse(Use, Depth + 1);
+      if (V.Kind != Dependency::False || V.Accumulated)
+        return std::nullopt;
+      if (!Result) {
+        V.Reason = "in `" + Definition->getNameAsString() + "`, through `" + Param->getNameAsString() +
+                   "`, " + V.Reason;
+        Result = V;
+      }
+    }
+  }
+  return Result;
+}
+
+std::optional<UseVerdict> UseClassifier::onlyDecidesCounts(const IfStmt *If, unsigned Depth) {
+  if (If->getElse() || If->getInit() || If->getConditionVariable() || Depth > 4)
+    return std::nullopt;
+  const Stmt *Loop = TU.enclosingLoop(If);
+  if (!Loop)
+    return std::nullopt;
+  llvm::SmallVector<const Stmt *, 4> Body;
+  if (const auto *Block = dyn_cast<CompoundStmt>(If->getThen()))
+    Body.append(Block->body_begin(), Block->body_end());
+  else
+    Body.push_back(If->getThen());
+  if (Body.empty())
+    return std::nullopt;
+  std::string Counts;
+  for (const Stmt *S : Body) {
+    // `n += 1`, `n -= 2`, `++n`, `n++`: a count grows by a constant.
+    const Expr *Target = nullptr;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S);
+        BO && (BO->getOpcode() == BO_AddAssign || BO->getOpcode() == BO_SubAssign) &&
+        BO->getRHS()->isEvaluatable(Ctx))
+      Target = BO->getLHS();
+    else if (const auto *UO = dyn_cast<UnaryOperator>(S); UO && UO->isIncrementDecrementOp())
+      Target = UO->getSubExpr();
+    if (!Target)
+      return std::nullopt;
+    // A local scalar, or an element of a local array or container (`correct[label]`).
+    const Expr *Base = ignoreWrappers(Target);
+    while (true) {
+      if (const auto *Element = dyn_cast<ArraySubscriptExpr>(Base))
+        Base = ignoreWrappers(Element->getBase());
+      else if (const auto *Subscript = dyn_cast<CXXOperatorCallExpr>(Base);
+               Subscript && Subscript->getOperator() == OO_Subscript)
+        Base = ignoreWrappers(Subscript->getArg(0));
+      else
+        break;
+    }
+    const auto *Ref = dyn_cast<DeclRefExpr>(Base);
+    const auto *VD = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+    if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType())
+      return std::nullopt;
+    const SourceManager &SM = Ctx.getSourceManager();
+    if (!SM.isBeforeInTranslationUnit(VD->getLocation(), Loop->getBeginLoc()))
+      return std::nullopt; // a count the loop makes anew (declared in it)
+    // What the loop itself does with the counts (`if (correct > k) break;`).
+    UseVerdict InLoop = classifyVariable(VD, S, cast<Expr>(S), Depth + 1, /*SkipWithin=*/S, /*Within=*/Loop);
+    if (InLoop.Kind == Dependency::True)
+      return std::nullopt;
+    if (Counts.empty())
+      Counts = VD->getNameAsString();
+  }
+  return verdict(Dependency::False,
+                 "the value only decides whether `" + Counts +
+                     "` counts up, which the loop does not read (a count the device can keep)");
+}
+
 UseVerdict UseClassifier::classifyVariable(const VarDecl *VD, const Stmt *Store, const Expr *Except,
                                            unsigned Depth, const Stmt *SkipWithin, const Stmt *Within) {
   std::string Name = "`" + VD->getNameAsString() + "`";
@@ -810,6 +902,8 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
         for (unsigned I = 0; I < Call->getNumArgs(); ++I)
           if (ignoreWrappers(Call->getArg(I)) == ignoreWrappers(CurrentExpr) && loggingParameter(FD, I, 0))
             return LoggedBy(Call);
+        if (std::optional<UseVerdict> InCallee = deferrableInCallee(Call, CurrentExpr, Depth))
+          return *InCallee;
         return verdict(Dependency::True,
                        Name.empty() ? std::string("the value is passed to a function")
                                     : "the value is passed to `" + Name.str() + "`");
@@ -857,8 +951,11 @@ UseVerdict UseClassifier::classifyUseImpl(const Expr *E, unsigned Depth,
 
     // Statements.
     if (const auto *If = dyn_cast<IfStmt>(PS))
-      if (If->getCond() == CurrentExpr)
+      if (If->getCond() == CurrentExpr) {
+        if (std::optional<UseVerdict> Counted = onlyDecidesCounts(If, Depth))
+          return *Counted;
         return verdict(Dependency::True, "the value decides an `if`");
+      }
     if (const auto *While = dyn_cast<WhileStmt>(PS))
       if (While->getCond() == CurrentExpr)
         return verdict(Dependency::True, "the value controls a `while` loop");

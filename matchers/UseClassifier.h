@@ -121,6 +121,15 @@ private:
   /// iteration's read deferrable) unless m is a local the loop itself reads in
   /// a way the host needs (`if (m > limit) break;`).
   UseVerdict accumulatedInto(const clang::Expr *Accumulator, const clang::Stmt *Accumulation, unsigned Depth);
+  /// `if (v == label) correct[label] += 1;` in a loop: a value that only
+  /// decides whether local counts grow, counts the loop does not read, is
+  /// summed as much as `correct += (v == label)` would be. nullopt otherwise.
+  std::optional<UseVerdict> onlyDecidesCounts(const clang::IfStmt *If, unsigned Depth);
+  /// A value passed by value to the unit's own function whose parameter's
+  /// uses there are all false dependencies (it only goes back into tensor
+  /// operations, or into a log): that verdict, said of the callee. nullopt otherwise.
+  std::optional<UseVerdict> deferrableInCallee(const clang::CallExpr *Call, const clang::Expr *Arg,
+                                               unsigned Depth);
   bool isStreamInsertion(const clang::CXXOperatorCallExpr *Op) const;
   bool isLoggingMacroArgument(const clang::Expr *E) const;
   /// A call of a function this TU does not define (the program's own metrics
