@@ -96,7 +96,8 @@ bool UseClassifier::loggingParameter(const FunctionDecl *FD, unsigned Index, uns
   const FunctionDecl *Definition = nullptr;
   if (!FD || Depth > 2 || (isa<CXXMethodDecl>(FD) && cast<CXXMethodDecl>(FD)->isVirtual()) ||
       !FD->hasBody(Definition) || !Definition || Index >= Definition->getNumParams() ||
-      FD->isInStdNamespace() || isInTorchNamespace(FD))
+      FD->isInStdNamespace() || isInTorchNamespace(FD) ||
+      Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
     return false;
   const ParmVarDecl *Param = Definition->getParamDecl(Index);
   QualType T = Param->getType();
@@ -573,8 +574,9 @@ std::optional<UseVerdict> UseClassifier::deferrableInCallee(const CallExpr *Call
   if (!Callee || Depth > 3 || isa<CXXOperatorCallExpr>(Call) || !Callee->hasBody(Definition) || !Definition ||
       (isa<CXXMethodDecl>(Definition) && cast<CXXMethodDecl>(Definition)->isVirtual()) ||
       Definition->isInStdNamespace() || isInTorchNamespace(Definition) ||
-      Definition == enclosingFunction(Ctx, Call))
-    return std::nullopt;
+      Definition == enclosingFunction(Ctx, Call) ||
+      Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
+    return std::nullopt; // a library's body (`std::vector::reserve`) is no program's helper
   std::optional<UseVerdict> Result;
   for (unsigned I = 0; I < Call->getNumArgs() && I < Definition->getNumParams(); ++I) {
     if (ignoreWrappers(Call->getArg(I)) != ignoreWrappers(Arg))
