@@ -92,12 +92,21 @@ bool UseClassifier::isStreamInsertion(const CXXOperatorCallExpr *Op) const {
   return Left && (isOstream(Left->getType()) || isLoggingMacroArgument(Left));
 }
 
-bool UseClassifier::loggingParameter(const FunctionDecl *FD, unsigned Index, unsigned Depth) const {
+const FunctionDecl *UseClassifier::programHelperDefinition(const FunctionDecl *FD) const {
+  // A body the program wrote and the call surely runs: not virtual, not the
+  // standard library's, LibTorch's or any system header's (`std::vector::reserve`
+  // is instantiated differently with and without the shared PCH).
   const FunctionDecl *Definition = nullptr;
-  if (!FD || Depth > 2 || (isa<CXXMethodDecl>(FD) && cast<CXXMethodDecl>(FD)->isVirtual()) ||
-      !FD->hasBody(Definition) || !Definition || Index >= Definition->getNumParams() ||
-      FD->isInStdNamespace() || isInTorchNamespace(FD) ||
+  if (!FD || (isa<CXXMethodDecl>(FD) && cast<CXXMethodDecl>(FD)->isVirtual()) || !FD->hasBody(Definition) ||
+      !Definition || FD->isInStdNamespace() || isInTorchNamespace(FD) ||
       Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
+    return nullptr;
+  return Definition;
+}
+
+bool UseClassifier::loggingParameter(const FunctionDecl *FD, unsigned Index, unsigned Depth) const {
+  const FunctionDecl *Definition = Depth > 2 ? nullptr : programHelperDefinition(FD);
+  if (!Definition || Index >= Definition->getNumParams())
     return false;
   const ParmVarDecl *Param = Definition->getParamDecl(Index);
   QualType T = Param->getType();
@@ -569,14 +578,11 @@ std::optional<UseVerdict> UseClassifier::deferrableInCallee(const CallExpr *Call
                                                             unsigned Depth) {
   // The unit's own helper taking the value by value (`norm_ip(t, t.min().item<double>(), ..)`
   // whose parameter only goes into `img.clamp_(min, max)`): its uses there decide.
-  const FunctionDecl *Callee = Call->getDirectCallee();
-  const FunctionDecl *Definition = nullptr;
-  if (!Callee || Depth > 3 || isa<CXXOperatorCallExpr>(Call) || !Callee->hasBody(Definition) || !Definition ||
-      (isa<CXXMethodDecl>(Definition) && cast<CXXMethodDecl>(Definition)->isVirtual()) ||
-      Definition->isInStdNamespace() || isInTorchNamespace(Definition) ||
-      Definition == enclosingFunction(Ctx, Call) ||
-      Ctx.getSourceManager().isInSystemHeader(Definition->getLocation()))
-    return std::nullopt; // a library's body (`std::vector::reserve`) is no program's helper
+  const FunctionDecl *Definition = Depth > 3 || isa<CXXOperatorCallExpr>(Call)
+                                       ? nullptr
+                                       : programHelperDefinition(Call->getDirectCallee());
+  if (!Definition || Definition == enclosingFunction(Ctx, Call))
+    return std::nullopt;
   std::optional<UseVerdict> Result;
   for (unsigned I = 0; I < Call->getNumArgs() && I < Definition->getNumParams(); ++I) {
     if (ignoreWrappers(Call->getArg(I)) != ignoreWrappers(Arg))

@@ -124,6 +124,9 @@ private:
   /// `if (v == label) correct[label] += 1;` in a loop: a value that only
   /// decides whether local counts grow, counts the loop does not read, is
   /// summed as much as `correct += (v == label)` would be. nullopt otherwise.
+  /// FD's body when it is the program's own function the call surely runs
+  /// (no virtual, no library's or system header's body); nullptr otherwise.
+  const clang::FunctionDecl *programHelperDefinition(const clang::FunctionDecl *FD) const;
   std::optional<UseVerdict> onlyDecidesCounts(const clang::IfStmt *If, unsigned Depth);
   /// A value passed by value to the unit's own function whose parameter's
   /// uses there are all false dependencies (it only goes back into tensor
