@@ -74,3 +74,24 @@ void withElse(const torch::Tensor &scores) {
   }
   std::cout << hits << misses << "\n";
 }
+
+// In a function template (its instantiation) and with the count spelled in a macro.
+#define COUNT(n) ++(n)
+template <typename Scores> int countedInTemplate(const Scores &scores) {
+  auto g = scores.cuda();
+  int hits = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (g[i].template item<float>() > 0.5f)
+      COUNT(hits);
+    // CHECK-MESSAGES: :[[@LINE-2]]:23: warning: `item()` on a GPU tensor {{.*}}; false dependency: the value only decides whether `hits` counts up
+  }
+  std::cout << hits << "\n";
+  // A CPU tensor's reads are not reported.
+  auto c = torch::ones({8});
+  int cpu_hits = 0;
+  for (int i = 0; i < 8; ++i)
+    if (c[i].item<float>() > 0.5f)
+      ++cpu_hits;
+  return cpu_hits;
+}
+template int countedInTemplate<torch::Tensor>(const torch::Tensor &);

@@ -37,3 +37,17 @@ void stored(torch::Tensor t, double &sink) {
   keepAndLog(g.sum().item<double>(), sink);
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor {{.*}}; true dependency: the value is passed to `keepAndLog`
 }
+
+// A template helper (judged in its instantiation) and a call spelled in a macro.
+template <typename T> static void scaleBy(torch::Tensor img, T factor) { img.mul_(factor); }
+#define SCALE_BY(img, v) scaleBy(img, v)
+void templated(torch::Tensor t) {
+  auto g = t.cuda();
+  scaleBy(g, g.max().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: `item()` on a GPU tensor {{.*}}; false dependency: in `scaleBy`, through `factor`, the value goes straight back into a tensor operation
+  SCALE_BY(g, g.min().item<double>());
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: `item()` on a GPU tensor {{.*}}; false dependency: in `scaleBy`, through `factor`, the value goes straight back into a tensor operation
+  // A CPU tensor: nothing to report.
+  auto h = torch::ones({2});
+  scaleBy(h, h.max().item<double>());
+}
